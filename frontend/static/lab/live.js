@@ -1,0 +1,161 @@
+// The live textbox: streams what is typed to the server's streaming parser over a websocket
+// and shows the parsed reasoning, content and tool calls. Text from the server is only ever
+// assigned through textContent, never parsed as HTML.
+"use strict";
+
+(function () {
+  const RECONNECT_MS = 2000;
+  const NOT_FOUND = 4404;
+
+  function setupLive(section) {
+    if (section.dataset.liveReady) return;
+    section.dataset.liveReady = "1";
+    const $ = (id) => section.querySelector("#" + id);
+    const input = $("live-input");
+    const ui = {
+      connection: $("live-connection"), deltas: $("live-deltas"), notice: $("live-notice"),
+      problem: $("live-problem"), reasoning: $("live-reasoning"), content: $("live-content"),
+      toolCalls: $("live-tool-calls"),
+    };
+    let socket = null;
+    let sent = "";
+    let replayTimer = null;
+
+    function connect() {
+      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+      socket = new WebSocket(scheme + "//" + location.host + section.dataset.wsPath);
+      socket.addEventListener("open", () => { setConnection("connected"); sendOptions(); });
+      socket.addEventListener("message", (event) => handle(JSON.parse(event.data)));
+      socket.addEventListener("close", (event) => {
+        setConnection("disconnected");
+        if (event.code !== NOT_FOUND && document.body.contains(section)) {
+          setTimeout(connect, RECONNECT_MS);
+        }
+      });
+    }
+
+    function setConnection(state) {
+      ui.connection.textContent = state;
+      section.dataset.connection = state;
+    }
+
+    function send(message) {
+      if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+    }
+
+    // Send only what was added at the end; anything else restarts the parse.
+    function sync() {
+      const text = input.value;
+      if (text === sent) return;
+      if (text.startsWith(sent)) send({ type: "append", chunk: text.slice(sent.length) });
+      else send({ type: "reset", text: text });
+      sent = text;
+    }
+
+    function currentOptions() {
+      const form = document.getElementById("parser-options");
+      if (!form) return {};
+      const data = new FormData(form);
+      const options = {
+        parallel_tool_calls: data.get("parallel_tool_calls") === "on",
+        reasoning_format: data.get("reasoning_format") || "auto",
+        enable_thinking: { "": null, "true": true, "false": false }[data.get("enable_thinking") || ""],
+      };
+      try {
+        const tools = JSON.parse(data.get("tools") || "[]");
+        if (Array.isArray(tools)) options.tools = tools;
+      } catch (error) { /* keep the server's tools while the JSON is being edited */ }
+      return options;
+    }
+
+    function sendOptions() {
+      send({ type: "options", options: currentOptions(), text: input.value });
+      sent = input.value;
+    }
+
+    const handlers = {
+      state: renderState,
+      unavailable: (message) => showNotice(message.reason),
+      error: (message) => showNotice("Server: " + message.message),
+    };
+
+    function handle(message) {
+      const handler = handlers[message.type];
+      if (handler) handler(message);
+    }
+
+    function showNotice(text) {
+      ui.notice.textContent = text;
+      ui.notice.hidden = false;
+      section.dataset.liveState = "unavailable";
+    }
+
+    function renderState(message) {
+      ui.notice.hidden = true;
+      ui.reasoning.textContent = message.reasoning;
+      ui.content.textContent = message.content;
+      ui.deltas.textContent = message.delta_count + " deltas";
+      ui.toolCalls.replaceChildren(...message.tool_calls.map(toolCallElement));
+      renderProblem(message.problem);
+      section.dataset.liveState = "parsed";
+    }
+
+    function toolCallElement(call) {
+      const box = document.createElement("div");
+      box.className = "tool-call";
+      const name = document.createElement("h4");
+      name.className = "tool-name";
+      name.textContent = call.name + (call.id ? "  (id " + call.id + ")" : "");
+      const args = document.createElement("pre");
+      args.className = "tool-arguments";
+      args.textContent = prettyJson(call.arguments);
+      box.append(name, args);
+      return box;
+    }
+
+    function prettyJson(text) {
+      try { return JSON.stringify(JSON.parse(text), null, 2); } catch (error) { return text; }
+    }
+
+    function renderProblem(problem) {
+      ui.problem.hidden = !problem;
+      if (!problem) return;
+      ui.problem.querySelector(".problem-message").textContent =
+        problem.message + " (offset " + problem.offset + ")";
+      ui.problem.querySelector(".problem-context").textContent = problem.context;
+    }
+
+    function replay() {
+      clearInterval(replayTimer);
+      const sample = input.dataset.sample || input.value;
+      const size = Number(section.querySelector("#live-speed").value) || 4;
+      const tick = Number(section.querySelector("#live-tick").value) || 40;
+      let position = 0;
+      input.value = "";
+      sync();
+      replayTimer = setInterval(() => {
+        position = Math.min(sample.length, position + size);
+        input.value = sample.slice(0, position);
+        sync();
+        if (position >= sample.length) clearInterval(replayTimer);
+      }, tick);
+    }
+
+    input.addEventListener("input", sync);
+    section.querySelector("#live-replay").addEventListener("click", replay);
+    document.addEventListener("change", (event) => {
+      if (event.target.closest("#parser-options")) sendOptions();
+    });
+    document.addEventListener("lab:parser-panel-loaded", sendOptions);
+    connect();
+  }
+
+  function scan(root) {
+    root.querySelectorAll("[data-ws-path]").forEach(setupLive);
+    // A regenerated parser panel means new options: the live parse follows them.
+    if (root.id === "parser-panel") document.dispatchEvent(new Event("lab:parser-panel-loaded"));
+  }
+
+  if (window.htmx) window.htmx.onLoad(scan);
+  else document.addEventListener("DOMContentLoaded", () => scan(document));
+})();

@@ -1,0 +1,1 @@
+"""Templates, their analyses, and the pages, tasks and websockets around them."""

@@ -1,0 +1,67 @@
+"""The lab's only door into the analyzer for loading and analysing templates.
+
+Parsing, grammar and streaming go through `lab.analyses.parsing`; nothing else in the lab
+imports `analyzer`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import analyzer
+from analyzer import loading
+from analyzer.errors import AnalyzerError
+from analyzer.loading import TemplateSource
+
+if TYPE_CHECKING:
+    from lab.analyses.models import Template
+
+__all__ = [
+    "AnalyzerError",
+    "TemplateSource",
+    "analyze_template",
+    "analyzer_version",
+    "load_named_templates",
+    "load_pasted",
+]
+
+
+def analyzer_version() -> str:
+    """Return the version string analyses are stored under."""
+    from analyzer.version import ANALYZER_VERSION
+
+    return str(ANALYZER_VERSION)
+
+
+def load_pasted(text: str) -> TemplateSource:
+    """Read pasted text as a chat template (raw Jinja or a JSON config)."""
+    return loading.load_template_text(text)
+
+
+def load_named_templates(data: bytes, filename: str) -> list[TemplateSource]:
+    """Read a file and return every named chat template in it, the default one first."""
+    first = loading.load_template_bytes(data, filename=filename)
+    others = [name for name in first.available_names if name != first.name]
+    rest = [loading.load_template_bytes(data, filename=filename, template_name=n) for n in others]
+    return [first, *rest]
+
+
+def source_of(template: Template) -> TemplateSource:
+    """Rebuild the analyzer's view of a stored template."""
+    return TemplateSource(
+        source=template.source,
+        name=template.template_name,
+        available_names=(template.template_name,),
+        bos_token=template.bos_token,
+        eos_token=template.eos_token,
+    )
+
+
+def analyze_template(template: Template) -> str:
+    """Analyse a stored template and return the analysis as canonical JSON."""
+    return analyzer.analysis_to_json(analyzer.analyze(source_of(template)))
+
+
+def load_file(data: bytes, filename: str, template_name: str | None = None) -> TemplateSource:
+    """Read one named chat template (the default one when no name is given) from a file."""
+    return loading.load_template_bytes(data, filename=filename, template_name=template_name)

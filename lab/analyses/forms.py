@@ -1,0 +1,127 @@
+"""Forms that bring a template in: paste, upload, Hub."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from lab.analyses.parsing import ParserOptions
+
+
+def _size_message(size: int) -> str:
+    limit = settings.LAB_MAX_TEMPLATE_BYTES
+    return (
+        f"The template is {size:,} bytes; the lab accepts at most {limit:,} bytes "
+        f"({limit / 1_000_000:g} MB)."
+    )
+
+
+class PasteForm(forms.Form):
+    source = forms.CharField(
+        label="Template",
+        strip=False,  # trailing newlines are part of a template
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false", "autocomplete": "off"}),
+    )
+
+    def clean_source(self) -> str:
+        text: str = self.cleaned_data["source"]
+        size = len(text.encode("utf-8"))
+        if size > settings.LAB_MAX_TEMPLATE_BYTES:
+            raise forms.ValidationError(_size_message(size))
+        return text
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(
+        label="File",
+        help_text=".jinja, tokenizer_config.json or chat_template.json",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jinja,.json,.j2,.txt"}),
+    )
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.LAB_MAX_TEMPLATE_BYTES:
+            raise forms.ValidationError(_size_message(upload.size))
+        return upload
+
+
+class HubForm(forms.Form):
+    repo_id = forms.CharField(
+        label="Repo id",
+        max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": "Qwen/Qwen3-8B"}),
+    )
+    revision = forms.CharField(
+        label="Revision", max_length=200, required=False,
+        widget=forms.TextInput(attrs={"placeholder": "main"}),
+    )
+    template_name = forms.CharField(
+        label="Named template", max_length=200, required=False, widget=forms.HiddenInput()
+    )
+
+    def __init__(self, *args: Any, names: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The picker appears once a fetch has shown that the repo has several named templates.
+        if names:
+            self.fields["template_name"].widget = forms.Select(choices=[(n, n) for n in names])
+
+    def clean_repo_id(self) -> str:
+        return str(self.cleaned_data["repo_id"]).strip()
+
+    def clean_revision(self) -> str:
+        return str(self.cleaned_data["revision"]).strip()
+
+
+THINKING_CHOICES = [("", "unset"), ("true", "true"), ("false", "false")]
+
+
+class ParserOptionsForm(forms.Form):
+    tools = forms.CharField(
+        label="Tools (OpenAI JSON)", required=False, strip=False,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+    )
+    enable_thinking = forms.ChoiceField(label="enable_thinking", choices=THINKING_CHOICES,
+                                        required=False)
+    parallel_tool_calls = forms.BooleanField(label="Parallel tool calls", required=False)
+    reasoning_format = forms.ChoiceField(
+        label="Reasoning format", choices=[("auto", "auto (extract)"), ("none", "none (keep)")]
+    )
+
+    @classmethod
+    def from_options(cls, options: ParserOptions) -> ParserOptionsForm:
+        """Build an unbound form showing these options."""
+        thinking = {None: "", True: "true", False: "false"}[options.enable_thinking]
+        return cls(initial={
+            "tools": json.dumps(options.tools, indent=2, ensure_ascii=False),
+            "enable_thinking": thinking,
+            "parallel_tool_calls": options.parallel_tool_calls,
+            "reasoning_format": options.reasoning_format,
+        })
+
+    def clean_tools(self) -> list[Any]:
+        text = str(self.cleaned_data["tools"]).strip()
+        if not text:
+            return []
+        try:
+            tools = json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(
+                f"Tools must be a JSON array of tool definitions: {exc}"
+            ) from exc
+        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+            raise forms.ValidationError("Tools must be a JSON array of objects, like "
+                                        '[{"type": "function", "function": {...}}].')
+        return tools
+
+    def options(self) -> ParserOptions:
+        """Return the validated options (call after is_valid())."""
+        data = self.cleaned_data
+        thinking = {"": None, "true": True, "false": False}[data.get("enable_thinking") or ""]
+        return ParserOptions(
+            tools=data["tools"], enable_thinking=thinking,
+            parallel_tool_calls=bool(data["parallel_tool_calls"]),
+            reasoning_format=data["reasoning_format"],
+        )

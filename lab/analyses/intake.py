@@ -1,0 +1,111 @@
+"""Store incoming templates once and queue analyses for them."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from lab.analyses import engine, hub
+from lab.analyses.models import Analysis, Template, TemplateOrigin, options_key
+
+
+def store_template(loaded: engine.TemplateSource) -> Template:
+    """Return the stored row for this source, creating it the first time it is seen."""
+    defaults = {
+        "source": loaded.source,
+        "bos_token": loaded.bos_token,
+        "eos_token": loaded.eos_token,
+        "template_name": loaded.name,
+    }
+    try:
+        with transaction.atomic():
+            template, _ = Template.objects.get_or_create(sha256=loaded.sha256, defaults=defaults)
+    except IntegrityError:  # another request stored the same source a moment ago
+        template = Template.objects.get(sha256=loaded.sha256)
+    return template
+
+
+def record_origin(template: Template, kind: str, **fields: str) -> TemplateOrigin:
+    """Remember one way this template arrived."""
+    return TemplateOrigin.objects.create(template=template, kind=kind, **fields)
+
+
+def request_analysis(template: Template, options: dict[str, Any] | None = None) -> Analysis:
+    """Return the live analysis for (template, analyzer version, options), queueing one if none.
+
+    A failed analysis is kept as it is; asking again queues a new one beside it.
+    """
+    options = options or {}
+    key = options_key(options)
+    version = engine.analyzer_version()
+    existing = (
+        Analysis.objects.filter(template=template, analyzer_version=version, options_key=key)
+        .exclude(status=Analysis.Status.FAILED)
+        .first()
+    )
+    if existing is not None:
+        return existing
+    analysis = Analysis.objects.create(
+        template=template, analyzer_version=version, options=options, options_key=key
+    )
+    transaction.on_commit(partial(enqueue_analysis, analysis.pk))
+    return analysis
+
+
+def enqueue_analysis(analysis_id: int) -> None:
+    """Hand the analysis to a Celery worker."""
+    from lab.analyses.tasks import run_analysis
+
+    run_analysis.delay(analysis_id)
+
+
+def ingest(loaded: engine.TemplateSource, kind: str, **origin: str) -> Analysis:
+    """Store a loaded template with its origin and return its analysis."""
+    template = store_template(loaded)
+    record_origin(template, kind, template_name=loaded.name, **origin)
+    return request_analysis(template)
+
+
+class TemplateChoiceNeeded(Exception):
+    """The file holds several named templates and the request did not pick one."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        super().__init__(f"pick one of {len(names)} named templates: {', '.join(names)}")
+        self.names = names
+
+
+def ingest_from_hub(repo_id: str, revision: str = "", template_name: str = "") -> Analysis:
+    """Fetch a repo's chat template, store it with its resolved commit, return its analysis."""
+    fetched = hub.fetch_chat_template(repo_id, revision)
+    loaded = engine.load_file(fetched.data, fetched.filename, template_name or None)
+    if not template_name and len(loaded.available_names) > 1:
+        raise TemplateChoiceNeeded(loaded.available_names)
+    if fetched.tokenizer_config:
+        bos, eos = hub.special_tokens(fetched.tokenizer_config)
+        loaded = replace(
+            loaded, bos_token=loaded.bos_token or bos, eos_token=loaded.eos_token or eos
+        )
+    return ingest(
+        loaded, TemplateOrigin.Kind.HUB, repo_id=repo_id, revision=revision,
+        commit_sha=fetched.commit_sha, filename=fetched.filename,
+        file_sha256=hashlib.sha256(fetched.data).hexdigest(),
+    )
+
+
+def ingest_upload(data: bytes, filename: str) -> Analysis:
+    """Store every named template of an uploaded file; return the first one's analysis."""
+    first, *others = engine.load_named_templates(data, filename)
+    file_sha = hashlib.sha256(data).hexdigest()
+    for other in others:
+        record_origin(store_template(other), TemplateOrigin.Kind.UPLOAD, filename=filename,
+                      template_name=other.name, file_sha256=file_sha)
+    return ingest(first, TemplateOrigin.Kind.UPLOAD, filename=filename, file_sha256=file_sha)
+
+
+def ingest_paste(text: str) -> Analysis:
+    """Store a pasted template and return its analysis."""
+    return ingest(engine.load_pasted(text), TemplateOrigin.Kind.PASTE)

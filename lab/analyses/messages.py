@@ -1,0 +1,89 @@
+"""Websocket messages of the live textbox, both directions, typed by their `type` field."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from lab.analyses.parsing import LiveState
+
+
+class AppendMessage(TypedDict):
+    """Client: text typed or streamed at the end of the box."""
+
+    type: Literal["append"]
+    chunk: str
+
+
+class ResetMessage(TypedDict):
+    """Client: the box changed other than at its end; parse this text from scratch."""
+
+    type: Literal["reset"]
+    text: str
+
+
+class OptionsMessage(TypedDict):
+    """Client: parse with these request options from now on (restarts the parse)."""
+
+    type: Literal["options"]
+    options: dict[str, Any]
+    text: str
+
+
+ClientMessage = AppendMessage | ResetMessage | OptionsMessage
+
+
+class ToolCallPayload(TypedDict):
+    name: str
+    arguments: str
+    id: str
+
+
+class ProblemPayload(TypedDict):
+    message: str
+    offset: int
+    context: str
+
+
+class StateMessage(TypedDict):
+    """Server: the message parsed so far."""
+
+    type: Literal["state"]
+    reasoning: str
+    content: str
+    tool_calls: list[ToolCallPayload]
+    delta_count: int
+    problem: ProblemPayload | None
+
+
+class UnavailableMessage(TypedDict):
+    """Server: this analysis cannot be streamed (yet), and why."""
+
+    type: Literal["unavailable"]
+    reason: str
+
+
+class ErrorMessage(TypedDict):
+    """Server: the last client message could not be handled."""
+
+    type: Literal["error"]
+    message: str
+
+
+ServerMessage = StateMessage | UnavailableMessage | ErrorMessage
+
+
+def state_message(state: LiveState) -> StateMessage:
+    """Describe a parse state for the page."""
+    problem: ProblemPayload | None = None
+    if state.problem is not None:
+        problem = {"message": state.problem.message, "offset": state.problem.offset,
+                   "context": state.problem.context}
+    return {
+        "type": "state",
+        "reasoning": state.reasoning,
+        "content": state.content,
+        "tool_calls": [{"name": c.name, "arguments": c.arguments, "id": c.id}
+                       for c in state.tool_calls],
+        "delta_count": state.delta_count,
+        "problem": problem,
+    }

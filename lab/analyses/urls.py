@@ -1,0 +1,22 @@
+"""URL routes of the analyses app."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from lab.analyses import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("new/paste/", views.submit_paste, name="submit-paste"),
+    path("new/upload/", views.submit_upload, name="submit-upload"),
+    path("new/hub/", views.submit_hub, name="submit-hub"),
+    path("t/<str:sha256>/", views.template_detail, name="template-detail"),
+    path("t/<str:sha256>/analyze/", views.analyze_again, name="template-analyze"),
+    path("a/<int:pk>/", views.analysis_detail, name="analysis-detail"),
+    path("a/<int:pk>/parser/", views.parser_panel, name="analysis-parser"),
+    path("api/analyses/<int:pk>/", views.api_analysis, name="api-analysis"),
+    path("api/analyses/<int:pk>/result.json", views.api_analysis_result,
+         name="api-analysis-result"),
+    path("api/templates/<str:sha256>/", views.api_template, name="api-template"),
+]

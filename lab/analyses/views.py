@@ -1,0 +1,181 @@
+"""Pages: bring a template in, watch its analysis, read the result, and their JSON twins.
+
+htmx requests get a named partial of the same page template. Status codes for htmx are decided
+once (see base.html's htmx-config): 2xx and 422 (invalid form) swap, other errors do not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from lab.analyses import api, engine, intake, parsing
+from lab.analyses.forms import HubForm, ParserOptionsForm, PasteForm, UploadForm
+from lab.analyses.hub import HubFetchError
+from lab.analyses.models import Analysis, Template
+from lab.analyses.presenters import build_result_view
+
+UNPROCESSABLE = 422
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """Show the three ways in and the latest analyses."""
+    return _home(request, {})
+
+
+def _home(request: HttpRequest, forms_: dict[str, forms.Form], status: int = 200) -> HttpResponse:
+    context = {
+        "paste_form": forms_.get("paste", PasteForm()),
+        "upload_form": forms_.get("upload", UploadForm()),
+        "hub_form": forms_.get("hub", HubForm()),
+        "open_tab": next(iter(forms_), "paste"),
+        "recent": Analysis.objects.select_related("template")[:15],
+    }
+    template = "analyses/home.html"
+    if request.htmx and forms_:
+        template += f"#{next(iter(forms_))}-form"
+    return render(request, template, context, status=status)
+
+
+def _go_to(request: HttpRequest, analysis: Analysis) -> HttpResponse:
+    if request.htmx:
+        return HttpResponseClientRedirect(analysis.get_absolute_url())
+    return redirect(analysis)
+
+
+@require_POST
+def submit_paste(request: HttpRequest) -> HttpResponse:
+    """Analyse a pasted template."""
+    form = PasteForm(request.POST)
+    if form.is_valid():
+        try:
+            return _go_to(request, intake.ingest_paste(form.cleaned_data["source"]))
+        except engine.AnalyzerError as exc:
+            form.add_error("source", str(exc))
+    return _home(request, {"paste": form}, UNPROCESSABLE)
+
+
+@require_POST
+def submit_upload(request: HttpRequest) -> HttpResponse:
+    """Analyse an uploaded template file."""
+    form = UploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            return _go_to(request, intake.ingest_upload(upload.read(), upload.name))
+        except engine.AnalyzerError as exc:
+            form.add_error("file", str(exc))
+    return _home(request, {"upload": form}, UNPROCESSABLE)
+
+
+@require_POST
+def submit_hub(request: HttpRequest) -> HttpResponse:
+    """Fetch a template from the Hub and analyse it."""
+    form = HubForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            return _go_to(request, intake.ingest_from_hub(
+                data["repo_id"], data["revision"], data["template_name"]))
+        except intake.TemplateChoiceNeeded as choice:
+            form = HubForm(request.POST, names=choice.names)
+            form.add_error("template_name", f"This repo has {len(choice.names)} chat templates: "
+                                            "pick one.")
+        except (HubFetchError, engine.AnalyzerError) as exc:
+            form.add_error(None, str(exc))
+    return _home(request, {"hub": form}, UNPROCESSABLE)
+
+
+@require_GET
+def template_detail(request: HttpRequest, sha256: str) -> HttpResponse:
+    """Show a stored template, where it came from, and its analyses."""
+    template = get_object_or_404(Template, sha256=sha256)
+    if request.GET.get("format") == "json":
+        return JsonResponse(api.template_payload(template, request))
+    context = {
+        "template": template,
+        "origins": template.origins.order_by("created_at"),
+        "analyses": template.analyses.all(),
+        "siblings": api.sibling_templates(template),
+        "current_version": engine.analyzer_version(),
+    }
+    return render(request, "analyses/template.html", context)
+
+
+@require_POST
+def analyze_again(request: HttpRequest, sha256: str) -> HttpResponse:
+    """Queue an analysis of a stored template with the current analyzer (or show the live one)."""
+    template = get_object_or_404(Template, sha256=sha256)
+    return _go_to(request, intake.request_analysis(template))
+
+
+@require_GET
+def analysis_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show an analysis; while it runs, htmx polls this view for the body partial."""
+    analysis = get_object_or_404(Analysis.objects.select_related("template"), pk=pk)
+    if request.GET.get("format") == "json":
+        return JsonResponse(api.analysis_payload(analysis, request))
+    template = "analyses/analysis.html"
+    if request.htmx:
+        template += "#analysis-body"
+    return render(request, template, _analysis_context(analysis))
+
+
+def _analysis_context(analysis: Analysis) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "analysis": analysis,
+        "template": analysis.template,
+        "siblings": api.sibling_templates(analysis.template),
+    }
+    result = analysis.result
+    if result is not None:
+        options = parsing.options_from_result(result)
+        context.update(
+            view=build_result_view(result),
+            options_form=ParserOptionsForm.from_options(options),
+            parser=parsing.generate(analysis.result_json, options),
+            sample=parsing.sample_output(result),
+        )
+    return context
+
+
+@require_POST
+def parser_panel(request: HttpRequest, pk: int) -> HttpResponse:
+    """Regenerate parser and grammar for edited request options."""
+    analysis = get_object_or_404(Analysis, pk=pk, status=Analysis.Status.DONE)
+    form = ParserOptionsForm(request.POST)
+    status = 200
+    parser = None
+    if form.is_valid():
+        parser = parsing.generate(analysis.result_json, form.options())
+    else:
+        status = UNPROCESSABLE
+    context = {"analysis": analysis, "options_form": form, "parser": parser}
+    return render(request, "analyses/analysis.html#parser-panel", context, status=status)
+
+
+@require_GET
+def api_analysis(request: HttpRequest, pk: int) -> JsonResponse:
+    """Return an analysis as JSON: status, timings, links and the result."""
+    analysis = get_object_or_404(Analysis.objects.select_related("template"), pk=pk)
+    return JsonResponse(api.analysis_payload(analysis, request))
+
+
+@require_GET
+def api_analysis_result(request: HttpRequest, pk: int) -> HttpResponse:
+    """Return the analyzer's canonical JSON byte for byte (404 until it is done)."""
+    analysis = get_object_or_404(Analysis, pk=pk, status=Analysis.Status.DONE)
+    return HttpResponse(analysis.result_json, content_type="application/json")
+
+
+@require_GET
+def api_template(request: HttpRequest, sha256: str) -> JsonResponse:
+    """Return a stored template, its origins and its analyses as JSON."""
+    template = get_object_or_404(Template, sha256=sha256)
+    return JsonResponse(api.template_payload(template, request))

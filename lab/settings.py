@@ -1,0 +1,136 @@
+"""Django settings for Template Lab; everything deployment-specific comes from the environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+FRONTEND_DIR = BASE_DIR / "frontend"
+VAR_DIR = Path(os.environ.get("LAB_VAR_DIR", BASE_DIR / "var"))
+
+
+def _env_flag(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "template-lab-development-key-not-for-production")
+DEBUG = _env_flag("DJANGO_DEBUG")
+ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "daphne",  # first, so `runserver` serves ASGI (websockets included)
+    "django.contrib.contenttypes",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "template_partials",
+    "lab.analyses",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "lab.middleware.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "lab.urls"
+ASGI_APPLICATION = "lab.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [FRONTEND_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+            ],
+        },
+    },
+]
+
+
+def _database_from_env() -> dict[str, Any]:
+    url = os.environ.get("DATABASE_URL", "")
+    if url:
+        database: dict[str, Any] = dict(dj_database_url.parse(url))
+    else:
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        database = {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "lab.sqlite3"}
+    if database["ENGINE"].endswith("sqlite3"):
+        # WAL lets the web process read while a worker writes; IMMEDIATE avoids upgrade deadlocks.
+        database["OPTIONS"] = {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+        # A file (not :memory:) so worker and server processes started by tests share it;
+        # the pid keeps concurrent test runs in one checkout apart.
+        database["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+    else:
+        database["TEST"] = {"NAME": f"test_{database['NAME']}_{os.getpid()}"}
+    return database
+
+
+DATABASES = {"default": _database_from_env()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+CELERY_BROKER_URL = REDIS_URL or "redis://127.0.0.1:6379/0"
+CELERY_TASK_IGNORE_RESULT = True  # results live in the database, not in Celery's backend
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ACKS_LATE = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_TIMEOUT = 5
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0, "interval_step": 0.5}
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [
+    FRONTEND_DIR / "static",
+    ("vendor/htmx", FRONTEND_DIR / "node_modules" / "htmx.org" / "dist"),
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+# Template Lab's own settings.
+LAB_MAX_TEMPLATE_BYTES = int(os.environ.get("LAB_MAX_TEMPLATE_BYTES", 1_000_000))
+LAB_HUB_TIMEOUT = float(os.environ.get("LAB_HUB_TIMEOUT", 15))
+LAB_ANALYSIS_TIME_LIMIT = int(os.environ.get("LAB_ANALYSIS_TIME_LIMIT", 120))
+
+FILE_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_TEMPLATE_BYTES + 1
+DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * LAB_MAX_TEMPLATE_BYTES
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LAB_LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,9 @@
+"""Root URL configuration."""
+
+from __future__ import annotations
+
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("lab.analyses.urls")),
+]
