@@ -1,79 +1,218 @@
-"""Render chat templates the way transformers' `apply_chat_template` does."""
+"""Render chat templates exactly as transformers' `render_jinja_template` does, but bounded."""
 
 from __future__ import annotations
 
-import json
-from datetime import datetime
-from typing import Any
+import dataclasses
+import re
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import jinja2
-import jinja2.ext
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+import jinja2.lexer
+from jinja2.exceptions import SecurityError
 
-from analyzer.errors import TemplateRaisedError, TemplateRenderError
+from analyzer.errors import (
+    AnalyzerError,
+    InvalidInputError,
+    RenderLimitError,
+    SandboxViolationError,
+    TemplateRaisedError,
+    TemplateRenderError,
+    TemplateSyntaxError,
+)
+from analyzer.limits import LimitExceeded, RenderLimits, budget_for
+from analyzer.sandbox import BoundedEnvironment, TemplateRaise
 
+if TYPE_CHECKING:
+    from analyzer.loading import TemplateSource
 
-def _raise_exception(message: str) -> None:
-    raise TemplateRaisedError(str(message))
-
-
-def _tojson(
-    value: Any,
-    ensure_ascii: bool = False,
-    indent: int | None = None,
-    separators: tuple[str, str] | None = None,
-    sort_keys: bool = False,
-) -> str:
-    # transformers overrides Jinja's tojson: no HTML escaping, non-ASCII kept.
-    return json.dumps(
-        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-    )
-
-
-def _strftime_now(fmt: str) -> str:
-    return datetime.now().strftime(fmt)
-
-
-def make_environment() -> ImmutableSandboxedEnvironment:
-    """Build a sandboxed Jinja environment with Hugging Face's settings and helpers."""
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols]
-    )
-    env.filters["tojson"] = _tojson
-    env.globals["raise_exception"] = _raise_exception
-    env.globals["strftime_now"] = _strftime_now
-    return env
+# transformers copies a message's reasoning under all of these names; templates read one of them.
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+TEMPLATE_FILENAME = "<template>"
 
 
 class ChatTemplate:
-    """A compiled chat template with its special tokens."""
+    """A chat template compiled once in a bounded Hugging Face sandbox."""
 
-    def __init__(self, source: str, *, bos_token: str = "", eos_token: str = "") -> None:
+    def __init__(
+        self,
+        source: str,
+        *,
+        bos_token: str = "",
+        eos_token: str = "",
+        limits: RenderLimits | None = None,
+    ) -> None:
         self.source = source
         self.bos_token = bos_token
         self.eos_token = eos_token
+        self.limits = limits or RenderLimits()
+        self._env = BoundedEnvironment(self.limits)
         try:
-            self._template = make_environment().from_string(source)
+            self._template = self._env.from_string(source)
         except jinja2.TemplateSyntaxError as exc:
-            raise TemplateRenderError(f"syntax error: {exc.message}", lineno=exc.lineno) from exc
+            raise syntax_error(exc, source, self._env.failing_token) from None
+
+    @classmethod
+    def from_source(cls, ts: TemplateSource, *, limits: RenderLimits | None = None) -> ChatTemplate:
+        """Compile a loaded template with the special tokens that came with it."""
+        return cls(ts.source, bos_token=ts.bos_token, eos_token=ts.eos_token, limits=limits)
 
     def render(
         self,
         messages: list[dict[str, Any]],
         *,
         tools: list[dict[str, Any]] | None = None,
+        documents: list[dict[str, Any]] | None = None,
         add_generation_prompt: bool = False,
         **kwargs: Any,
     ) -> str:
-        """Render a conversation; extra kwargs become template variables."""
-        context: dict[str, Any] = {"bos_token": self.bos_token, "eos_token": self.eos_token}
-        context.update(kwargs)
+        """Render a conversation; extra kwargs (e.g. enable_thinking) become template variables."""
+        context = template_context(
+            messages, tools, documents, add_generation_prompt, self._special_tokens(kwargs)
+        )
         try:
-            return self._template.render(
-                messages=messages, tools=tools, add_generation_prompt=add_generation_prompt,
-                **context,
-            )
-        except TemplateRenderError:
+            with budget_for(self.limits):
+                return self._template.render(context)
+        except AnalyzerError:
             raise
-        except jinja2.TemplateError as exc:
-            raise TemplateRenderError(f"render error: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - a template can fail in any Python way
+            raise render_error(exc, self.source) from exc
+
+    def _special_tokens(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        # As in apply_chat_template: the tokens first, so explicit kwargs override them.
+        return {"bos_token": self.bos_token, "eos_token": self.eos_token, **kwargs}
+
+
+def template_context(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    documents: list[dict[str, Any]] | None,
+    add_generation_prompt: bool,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    """Build the variables a template sees, converted to plain data as transformers does."""
+    for tool in tools or []:
+        if not isinstance(tool, Mapping):
+            raise InvalidInputError(f"each tool must be a JSON schema dict; found {tool!r}")
+    for document in documents or []:
+        if not isinstance(document, Mapping):
+            raise InvalidInputError(f"each document must be a dict; found {document!r}")
+    chat = plain_data(messages)
+    for message in chat:
+        if not isinstance(message, dict):
+            raise InvalidInputError(f"each message must be a dict; found {message!r}")
+    context = dict(plain_data(kwargs))
+    context.update(
+        messages=alias_reasoning_fields(chat),
+        tools=plain_data(tools),
+        documents=plain_data(documents),
+        add_generation_prompt=add_generation_prompt,
+    )
+    return context
+
+
+def alias_reasoning_fields(chat: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copy a message's reasoning to `thinking` and `reasoning_content`, as transformers does."""
+    aliased = []
+    for message in chat:
+        reasoning = next(
+            (message[key] for key in REASONING_FIELDS if message.get(key) is not None), None
+        )
+        if reasoning is not None:
+            message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        aliased.append(message)
+    return aliased
+
+
+def plain_data(value: Any) -> Any:
+    """Rebuild a value from plain JSON-like types; anything else becomes a "<Type>" placeholder."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    # Subclasses (enums, numpy scalars) may carry methods: strip them back to the base type.
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {plain_data(key): plain_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_data(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(plain_data(item) for item in value)
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        return plain_data(value.item())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if callable(getattr(value, "model_dump", None)):
+        return plain_data(value.model_dump())
+    return f"<{type(value).__name__}>"
+
+
+def template_lineno(tb: TracebackType | None) -> int | None:
+    """Return the template line of the innermost template frame in a traceback."""
+    lineno = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == TEMPLATE_FILENAME:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    return lineno
+
+
+def render_error(exc: BaseException, source: str) -> TemplateRenderError:
+    """Translate an exception raised while rendering into the analyzer's error for it."""
+    lineno = template_lineno(exc.__traceback__)
+    lines = source.splitlines()
+    line = lines[lineno - 1] if lineno is not None and 0 < lineno <= len(lines) else ""
+    if isinstance(exc, TemplateRaise):
+        return TemplateRaisedError(exc.message, lineno=lineno, source_line=line)
+    if isinstance(exc, LimitExceeded):
+        return RenderLimitError(
+            exc.message, limit=exc.limit, allowed=exc.allowed, lineno=lineno, source_line=line
+        )
+    if isinstance(exc, SecurityError):
+        return SandboxViolationError(str(exc), lineno=lineno, source_line=line)
+    if isinstance(exc, RecursionError):
+        return RenderLimitError(
+            "Python's recursion limit was hit (runaway recursion?)",
+            limit="recursion", allowed=0, lineno=lineno, source_line=line,
+        )
+    if isinstance(exc, MemoryError):
+        return RenderLimitError(
+            "the render ran out of memory", limit="output_size", allowed=0,
+            lineno=lineno, source_line=line,
+        )
+    return TemplateRenderError(f"{type(exc).__name__}: {exc}", lineno=lineno, source_line=line)
+
+
+_LEXER_POSITION = re.compile(r" at (\d+)$")
+
+
+def syntax_error(
+    exc: jinja2.TemplateSyntaxError, source: str, token: jinja2.lexer.Token | None
+) -> TemplateSyntaxError:
+    """Translate Jinja's syntax error, finding the column Jinja does not report."""
+    message = exc.message or "invalid template"
+    lineno, column = exc.lineno, None
+    position = _LEXER_POSITION.search(message)
+    if position:
+        offset = int(position.group(1))
+        lineno = source.count("\n", 0, offset) + 1
+        column = offset - (source.rfind("\n", 0, offset) + 1) + 1
+    elif token is not None and token.lineno == lineno:
+        column = token_column(source, lineno, token)
+    return TemplateSyntaxError(message, lineno=lineno, column=column, source=source)
+
+
+def token_column(source: str, lineno: int, token: jinja2.lexer.Token) -> int | None:
+    """Find where the token the parser stopped at sits on its line (1-based), if visible."""
+    lines = source.splitlines()
+    if not 1 <= lineno <= len(lines):
+        return None
+    line = lines[lineno - 1]
+    if token.type == "eof":
+        return len(line) + 1
+    found = line.find(str(token.value)) if token.value else -1
+    return found + 1 if found >= 0 else None

@@ -1,0 +1,305 @@
+"""Resource limits for rendering untrusted templates, and the cheap checks that enforce them."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2.runtime import Undefined
+from jinja2.utils import Namespace
+
+from analyzer.errors import Limit
+
+# Python's int arithmetic on huge numbers runs in C without any check point, so numbers are
+# capped by size before the operation (a 64 Kibit integer has about 20,000 digits).
+MAX_INTEGER_BITS = 65_536
+
+
+@dataclass(frozen=True)
+class RenderLimits:
+    """How much one render may compute before it is stopped."""
+
+    max_output_chars: int = 2_000_000  # output, any single string, and all text produced
+    max_seconds: float = 1.0
+    max_range: int = 100_000  # items in one range(), and items a filter may create from a count
+    max_call_depth: int = 100  # nested macro, caller() and recursive-loop calls
+
+
+class LimitExceeded(Exception):
+    """Internal signal that a render went over a limit; the renderer adds where it happened."""
+
+    def __init__(self, limit: Limit, message: str, allowed: float) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.message = message
+        self.allowed = allowed
+
+
+class Budget:
+    """What one render has used so far: time, text produced, call depth."""
+
+    __slots__ = ("limits", "deadline", "produced", "depth")
+
+    def __init__(self, limits: RenderLimits, deadline: float) -> None:
+        self.limits = limits
+        self.deadline = deadline
+        self.produced = 0
+        self.depth = 0
+
+    def tick(self) -> None:
+        """Stop the render if its time is up."""
+        if time.perf_counter() > self.deadline:
+            seconds = self.limits.max_seconds
+            raise LimitExceeded("time", f"rendering took longer than {seconds:g} s", seconds)
+
+    def produce(self, chars: int) -> None:
+        """Count text the template produced, anywhere (output, macros, blocks)."""
+        self.produced += chars
+        if self.produced > self.limits.max_output_chars:
+            cap = self.limits.max_output_chars
+            raise LimitExceeded(
+                "output_size",
+                f"the template produced more than {cap:,} characters of text"
+                " (text built inside macros and set blocks counts too)",
+                cap,
+            )
+
+    def enter_call(self) -> None:
+        """Count one nested call; stop runaway recursion."""
+        self.depth += 1
+        if self.depth > self.limits.max_call_depth:
+            cap = self.limits.max_call_depth
+            raise LimitExceeded(
+                "recursion", f"calls nested more than {cap} deep (runaway recursion?)", cap
+            )
+
+
+# Outside a render (e.g. constant folding while compiling) nothing is counted.
+_IDLE = Budget(RenderLimits(), float("inf"))
+_BUDGET: ContextVar[Budget] = ContextVar("render_budget", default=_IDLE)
+
+
+def current_budget() -> Budget:
+    """Return the budget of the render running in this context."""
+    return _BUDGET.get()
+
+
+@contextmanager
+def budget_for(limits: RenderLimits) -> Iterator[Budget]:
+    """Give the renders inside this block a fresh budget under these limits."""
+    budget = Budget(limits, time.perf_counter() + limits.max_seconds)
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+def too_large(what: str, size: float, limits: RenderLimits) -> LimitExceeded:
+    """Build the error for a value that would exceed the output size limit."""
+    cap = limits.max_output_chars
+    return LimitExceeded(
+        "output_size",
+        f"{what} would be about {int(size):,} characters; the limit is {cap:,}",
+        cap,
+    )
+
+
+def check_text_size(what: str, size: float, limits: RenderLimits) -> None:
+    """Refuse to build a string or sequence of more than the output size limit."""
+    if size > limits.max_output_chars:
+        raise too_large(what, size, limits)
+
+
+def check_count(what: str, count: Any, limits: RenderLimits) -> None:
+    """Refuse to create more items from a count than range() may."""
+    if isinstance(count, int) and count > limits.max_range:
+        cap = limits.max_range
+        raise LimitExceeded("range", f"{what} of {count:,} items; the limit is {cap:,}", cap)
+
+
+def checked_range(limits: RenderLimits) -> Any:
+    """Return a range() that refuses more than max_range items."""
+
+    def bounded_range(*args: int) -> range:
+        items = range(*args)
+        check_count("range()", len(items), limits)
+        return items
+
+    return bounded_range
+
+
+def text_size(value: Any, cap: int) -> int:
+    """Estimate len(str(value)) by walking it, stopping early once past cap."""
+    total = 0
+    stack = [value]
+    while stack and total <= cap:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            total += 2 + 2 * len(item)
+            if total <= cap:
+                stack.extend(item)
+        elif isinstance(item, dict):
+            total += 2 + 4 * len(item)
+            if total <= cap:
+                stack.extend(item.keys())
+                stack.extend(item.values())
+        else:
+            total += _scalar_size(item, stack)
+    return total
+
+
+def _scalar_size(item: Any, stack: list[Any]) -> int:
+    if isinstance(item, bool) or item is None:
+        return 5
+    if isinstance(item, int):
+        return item.bit_length() * 31 // 100 + 2
+    if isinstance(item, (bytes, bytearray)):
+        return 4 * len(item) + 3
+    if isinstance(item, Undefined):
+        return 0
+    if isinstance(item, Namespace):
+        stack.append(object.__getattribute__(item, "_Namespace__attrs"))
+        return 12
+    return 32  # floats, loop objects, macros: short reprs
+
+
+def sized(value: Any) -> int | None:
+    """Return len(value) for strings and sequences, None for anything else."""
+    if isinstance(value, (str, bytes, list, tuple)):
+        return len(value)
+    return None
+
+
+def check_binop(operator: str, left: Any, right: Any, limits: RenderLimits) -> None:
+    """Refuse `+`, `*`, `**` or `%` results that would be too large to build."""
+    if operator == "+":
+        check_sum(left, right, limits)
+    elif operator == "*":
+        check_product(left, right, limits)
+    elif operator == "**":
+        check_power(left, right)
+    elif operator == "%" and isinstance(left, str):
+        check_printf(left, right, limits)
+
+
+def check_sum(left: Any, right: Any, limits: RenderLimits) -> None:
+    """Refuse concatenating two sequences into one over the size limit."""
+    left_len, right_len = sized(left), sized(right)
+    if left_len is not None and right_len is not None:
+        check_text_size("the concatenation", left_len + right_len, limits)
+
+
+def check_product(left: Any, right: Any, limits: RenderLimits) -> None:
+    """Refuse repeating a sequence into one over the limit, or multiplying huge numbers."""
+    for seq, count in ((left, right), (right, left)):
+        length = sized(seq)
+        if length is not None and isinstance(count, int):
+            check_text_size("the repeated sequence", length * count, limits)
+            return
+    if isinstance(left, int) and isinstance(right, int):
+        _check_bits(left.bit_length() + right.bit_length())
+
+
+def check_power(base: Any, exponent: Any) -> None:
+    """Refuse integer powers whose result would be huge."""
+    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
+        _check_bits(exponent * base.bit_length())
+
+
+def _check_bits(bits: int) -> None:
+    if bits > MAX_INTEGER_BITS:
+        raise LimitExceeded(
+            "output_size",
+            f"an integer of about {bits * 31 // 100:,} digits would be computed; the limit is"
+            f" {MAX_INTEGER_BITS * 31 // 100:,} digits",
+            MAX_INTEGER_BITS,
+        )
+
+
+_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
+
+
+def check_printf(fmt: str, args: Any, limits: RenderLimits) -> None:
+    """Refuse `fmt % args` when its widths and arguments add up to more than the limit."""
+    size = len(fmt) + text_size(args, limits.max_output_chars)
+    starred = False
+    for spec in _PRINTF_SPEC.finditer(fmt):
+        for number in spec.groups():
+            if number == "*":
+                starred = True
+            elif number:
+                size += int(number)
+    if starred:
+        star_values = args if isinstance(args, tuple) else (args,)
+        size += sum(arg for arg in star_values if isinstance(arg, int) and arg > 0)
+    check_text_size("the formatted string", size, limits)
+
+
+_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[+ -]?z?#?0?(\d*)[,_]?(?:\.(\d+))?")
+
+
+def format_spec_width(spec: str) -> int:
+    """Return the width plus precision a str.format spec asks for."""
+    match = _FORMAT_SPEC.match(spec)
+    if match is None:
+        return 0
+    return sum(int(number) for number in match.groups() if number)
+
+
+def check_str_method(
+    name: str, text: str | bytes, args: tuple[Any, ...], limits: RenderLimits
+) -> tuple[Any, ...]:
+    """Refuse str/bytes method calls that would build an oversized result; return the args."""
+    if name in ("center", "ljust", "rjust", "zfill") and args:
+        check_text_size(f"str.{name}()", args[0] if isinstance(args[0], int) else 0, limits)
+    elif name == "expandtabs":
+        tab = args[0] if args and isinstance(args[0], int) else 8
+        tabs = text.count("\t") if isinstance(text, str) else text.count(b"\t")
+        check_text_size("str.expandtabs()", len(text) + tabs * tab, limits)
+    elif name == "replace" and len(args) >= 2:
+        check_replace(text, args[0], args[1], limits)
+    elif name == "join" and args:
+        items = _materialized(args[0])
+        check_join(items, text, limits)
+        return (items, *args[1:])
+    elif name == "translate" and args and isinstance(args[0], dict):
+        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
+        check_text_size("str.translate()", len(text) * max(longest, 1), limits)
+    return args
+
+
+def _materialized(items: Any) -> Any:
+    if isinstance(items, (str, bytes, list, tuple, dict, Undefined)):
+        return items
+    return list(items)
+
+
+def check_replace(text: Any, old: Any, new: Any, limits: RenderLimits) -> None:
+    """Refuse a replace() whose result would exceed the size limit."""
+    if not isinstance(old, (str, bytes)) or not isinstance(new, (str, bytes)):
+        return
+    if len(new) <= len(old):
+        return
+    if isinstance(text, type(old)):
+        hits = text.count(old)  # type: ignore[arg-type]
+        size = len(text)
+    else:
+        size = text_size(text, limits.max_output_chars)
+        hits = size // max(len(old), 1) + 1
+    check_text_size("the replaced string", size + hits * (len(new) - len(old)), limits)
+
+
+def check_join(items: Any, separator: Any, limits: RenderLimits) -> None:
+    """Refuse a join() whose result would exceed the size limit."""
+    cap = limits.max_output_chars
+    count = len(items) if hasattr(items, "__len__") else 0
+    sep = len(separator) if isinstance(separator, (str, bytes)) else text_size(separator, cap)
+    check_text_size("the joined string", text_size(items, cap) + sep * max(count - 1, 0), limits)
