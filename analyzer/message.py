@@ -1,0 +1,42 @@
+"""The OpenAI-compatible assistant message a parse produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call; arguments is a JSON text (possibly unfinished in a partial parse)."""
+
+    name: str
+    arguments: str
+    id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the OpenAI form."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class Message:
+    """An assistant message split into reasoning, content and tool calls."""
+
+    content: str = ""
+    reasoning_content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    role: str = "assistant"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the OpenAI form."""
+        return {
+            "role": self.role,
+            "content": self.content,
+            "reasoning_content": self.reasoning_content,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+        }

@@ -1,0 +1,187 @@
+"""Functions that compose grammars: what a generator calls with marker strings and schemas.
+
+Empty markers are welcome: `literal("")` is `eps`, and `until()` drops empty markers, so a
+generator can pass analysis fields through without testing each for emptiness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from analyzer.peg.captures import Capture, ToolCapture
+from analyzer.peg.expressions import (
+    EPS,
+    Commit,
+    Expr,
+    Not,
+    Optional,
+    Peek,
+    Repeat,
+    Rule,
+    choice,
+    sequence,
+)
+from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
+from analyzer.peg.roles import Role
+from analyzer.peg.scanning import End, Literal, Regex, Rest, Space, Until
+
+seq = sequence
+one_of = choice
+
+
+def literal(text: str) -> Expr:
+    """Match text exactly (the empty string matches nothing and always succeeds)."""
+    return Literal(text) if text else EPS
+
+
+def literals(texts: Iterable[str]) -> Expr:
+    """Match any one of the given strings (longest first, so prefixes do not shadow)."""
+    return choice(*(literal(t) for t in sorted(set(texts), key=len, reverse=True)))
+
+
+def eps() -> Expr:
+    """Match the empty string."""
+    return EPS
+
+
+def optional(item: Expr) -> Expr:
+    """Match item or nothing."""
+    return Optional(item)
+
+
+def repeat(item: Expr, least: int = 0, most: int | None = None) -> Expr:
+    """Match item between least and most times (most=None: no limit)."""
+    return Repeat(item, least, most)
+
+
+def zero_or_more(item: Expr) -> Expr:
+    """Match item any number of times."""
+    return Repeat(item, 0, None)
+
+
+def one_or_more(item: Expr) -> Expr:
+    """Match item at least once."""
+    return Repeat(item, 1, None)
+
+
+def until(*markers: str) -> Expr:
+    """Match up to the first of the markers (or to the end); no markers means rest()."""
+    kept = tuple(dict.fromkeys(m for m in markers if m))
+    return Until(kept) if kept else Rest()
+
+
+def rest() -> Expr:
+    """Match everything to the end of the input."""
+    return Rest()
+
+
+def space() -> Expr:
+    """Match optional whitespace."""
+    return Space()
+
+
+def end() -> Expr:
+    """Match the end of the input."""
+    return End()
+
+
+def regex(pattern: str, max_length: int = 64) -> Expr:
+    """Match a regular expression (short tokens; max_length bounds the wait in partial mode)."""
+    return Regex(pattern, max_length)
+
+
+def commit() -> Expr:
+    """Stop backtracking here: later failures are errors, and streams may commit."""
+    return Commit()
+
+
+def peek(item: Expr) -> Expr:
+    """Succeed, consuming nothing, where item matches."""
+    return Peek(item)
+
+
+def not_followed_by(item: Expr) -> Expr:
+    """Succeed, consuming nothing, where item does not match."""
+    return Not(item)
+
+
+def rule(name: str, body: Expr | None = None) -> Rule:
+    """Name an expression (shown by name in dumps and traces); body may be set later."""
+    return Rule(name, body)
+
+
+def json_value(python: bool = False) -> Expr:
+    """Match a JSON value; python=True also accepts single quotes and True/False/None."""
+    return JsonValue(python)
+
+
+def json_string() -> Expr:
+    """Match a double-quoted JSON string."""
+    return JsonString()
+
+
+def schema_value(schema: Mapping[str, Any], python: bool = False) -> Expr:
+    """Match a JSON value of the schema's type (and enum)."""
+    return SchemaValue(schema, python)
+
+
+def capture(role: Role, item: Expr, info: Any = None) -> Expr:
+    """Tag what item matches with a role."""
+    return Capture(role, item, info)
+
+
+def reasoning(item: Expr) -> Expr:
+    """Capture reasoning text."""
+    return Capture(Role.REASONING, item)
+
+
+def content(item: Expr) -> Expr:
+    """Capture content text."""
+    return Capture(Role.CONTENT, item)
+
+
+def tool(item: Expr) -> Expr:
+    """Mark one whole tool call (opens and closes a call in the message)."""
+    return ToolCapture(item)
+
+
+def tool_name(item: Expr) -> Expr:
+    """Capture a tool call's function name."""
+    return Capture(Role.TOOL_NAME, item)
+
+
+def tool_args(item: Expr) -> Expr:
+    """Capture a tool call's arguments as one JSON value."""
+    return Capture(Role.TOOL_ARGS, item)
+
+
+def call_id(item: Expr) -> Expr:
+    """Capture a tool call's id."""
+    return Capture(Role.CALL_ID, item)
+
+
+def arg_name(item: Expr) -> Expr:
+    """Capture the name of one tagged argument."""
+    return Capture(Role.ARG_NAME, item)
+
+
+def arg_string_value(item: Expr, schema: Mapping[str, Any] | None = None) -> Expr:
+    """Capture a raw tagged argument value; the mapper types it by schema."""
+    return Capture(Role.ARG_STRING_VALUE, item, schema)
+
+
+def arg_json_value(item: Expr) -> Expr:
+    """Capture a tagged argument value written as JSON."""
+    return Capture(Role.ARG_JSON_VALUE, item)
+
+
+def tool_names(tools: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Return the function names of OpenAI tool definitions."""
+    return [str(t.get("function", t)["name"]) for t in tools]
+
+
+def tool_parameters(tool_definition: Mapping[str, Any]) -> dict[str, Any]:
+    """Return an OpenAI tool definition's parameters schema ({} when absent)."""
+    function = tool_definition.get("function", tool_definition)
+    return dict(function.get("parameters") or {})

@@ -1,0 +1,101 @@
+"""Capture expressions: tag what an expression matched with the role it plays in the message.
+
+A leaf capture records one event (role, start, end, flags, info) when its item matches. If the
+input ends inside it, it records what is certain as a PARTIAL event and, when the item can be
+resumed past its start (text up to a marker, a half-scanned JSON value), splits itself: the
+part before the resume point is final, the resumed capture is marked CONTINUED.
+A tool capture records TOOL_OPEN before its item and TOOL_CLOSE after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzer.peg.expressions import Expr
+from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
+from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
+from analyzer.peg.state import NEED, MatchState
+
+
+def value_flags(item: Expr) -> int:
+    """Return the flags that tell the mapper how to read what item matches."""
+    if isinstance(item, (JsonValue, SchemaValue)) and item.python:
+        return PYTHON
+    if isinstance(item, JsonString):
+        return QUOTED
+    return 0
+
+
+class Capture(Expr):
+    """Tag the text matched by item with a role (and info for the mapper, e.g. a schema)."""
+
+    __slots__ = ("role", "item", "info", "flags")
+
+    def __init__(self, role: Role, item: Expr, info: Any = None, flags: int | None = None) -> None:
+        self.role = role
+        self.item = item
+        self.info = info
+        self.flags = value_flags(item) if flags is None else flags
+
+    def match(self, st: MatchState, pos: int) -> int:
+        before = len(st.events)
+        end = self.item.match(st, pos)
+        if end >= 0:
+            st.events.append((self.role, pos, end, self.flags, self.info))
+        elif end == NEED:
+            self._record_partial(st, pos, before)
+        return end
+
+    def _record_partial(self, st: MatchState, pos: int, before: int) -> None:
+        """Record the certain part, split off a final piece when the item resumes later."""
+        resume_at, events = st.resume_pos, len(st.events)
+        if resume_at > pos and st.commit_events != events:
+            # Inner events are tentative: redo the whole capture from its start.
+            st.resume, st.resume_pos = self, pos
+            st.commit_events = min(st.commit_events, before)
+            return
+        flags, start = self.flags, pos
+        if resume_at > pos:
+            st.events.append((self.role, pos, resume_at, flags | PARTIAL, self.info))
+            st.commit_events = events + 1
+            flags, start = flags | CONTINUED, resume_at
+        if st.need_end > start:
+            st.events.append((self.role, start, st.need_end, flags | PARTIAL, self.info))
+        if st.resume is self.item and flags == self.flags:
+            st.resume = self
+        else:
+            assert st.resume is not None
+            st.resume = Capture(self.role, st.resume, self.info, flags)
+
+    def describe(self) -> str:
+        return f"{self.role.value}<{self.item.describe()}>"
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.item,)
+
+
+class ToolCapture(Expr):
+    """Mark the start and end of one tool call around item."""
+
+    __slots__ = ("item", "opened")
+
+    def __init__(self, item: Expr, opened: bool = False) -> None:
+        self.item = item
+        self.opened = opened  # TOOL_OPEN was already recorded by an earlier chunk
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if not self.opened:
+            st.events.append((Role.TOOL_OPEN, pos, pos, 0, None))
+        end = self.item.match(st, pos)
+        if end >= 0:
+            st.events.append((Role.TOOL_CLOSE, end, end, 0, None))
+        elif end == NEED:
+            assert st.resume is not None
+            st.resume = ToolCapture(st.resume, opened=True)
+        return end
+
+    def describe(self) -> str:
+        return f"tool<{self.item.describe()}>"
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.item,)

@@ -1,0 +1,69 @@
+"""Parse errors with a trace: which rule failed where, what was expected, what was found."""
+
+from __future__ import annotations
+
+from analyzer.errors import AnalyzerError
+
+CONTEXT_WIDTH = 60
+
+
+def line_and_column(text: str, offset: int) -> tuple[int, int]:
+    """Return the 1-based line and column of offset in text."""
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, column
+
+
+def caret_context(text: str, offset: int) -> str:
+    """Show the line around offset with a caret under it (long lines are windowed)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line_end = len(text) if line_end == -1 else line_end
+    left = max(line_start, offset - CONTEXT_WIDTH // 2)
+    right = min(line_end, left + CONTEXT_WIDTH)
+    shown = text[left:right].replace("\t", " ")
+    prefix = "..." if left > line_start else ""
+    suffix = "..." if right < line_end else ""
+    return f"{prefix}{shown}{suffix}\n{' ' * (len(prefix) + offset - left)}^"
+
+
+def found_at(text: str, offset: int, expected: tuple[str, ...]) -> str:
+    """Describe what stands at offset, about as long as what was expected."""
+    if offset >= len(text):
+        return "end of input"
+    size = max([10] + [len(item) - 2 for item in expected if item.startswith("`")])
+    snippet = text[offset : offset + size].split("\n")[0] or text[offset]
+    return "`" + snippet.replace("\n", "\\n") + "`"
+
+
+class PegParseError(AnalyzerError):
+    """The input does not match the parser's grammar."""
+
+    def __init__(
+        self,
+        *,
+        text: str,
+        offset: int,
+        expected: tuple[str, ...],
+        rule: str = "",
+        base_offset: int = 0,
+        base_line: int = 1,
+        base_column: int = 1,
+    ) -> None:
+        # text may be the tail of a longer input (a stream keeps only what is not final yet);
+        # base_* say where that tail starts, so the position is reported in the whole input.
+        self.offset = base_offset + offset
+        line, column = line_and_column(text, offset)
+        self.line = base_line + line - 1
+        self.column = base_column + column - 1 if line == 1 else column
+        self.expected = expected
+        self.found = found_at(text, offset, expected)
+        self.rule = rule
+        self.context = caret_context(text, offset)
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        wanted = " or ".join(self.expected) if self.expected else "something else"
+        where = f"at offset {self.offset} (line {self.line}, column {self.column})"
+        in_rule = f" in rule `{self.rule}`" if self.rule else ""
+        return f"expected {wanted} {where}{in_rule}, found {self.found}\n{self.context}"

@@ -1,0 +1,362 @@
+"""PEG expressions: the base class and the combinators (sequence, choice, repetition...).
+
+Every expression matches at a position of `MatchState.text` and returns the end position,
+FAIL, or NEED (the input ended before the outcome was known; only in partial mode). On NEED
+the expression leaves in the state the expression that continues the parse and where: this is
+what lets a stream resume from its last stable point instead of re-parsing from the start.
+
+`commit()` marks the point after which the enclosing alternatives are not tried any more:
+a failure after it is a parse error, and a stream may commit to what was parsed before it.
+"""
+
+from __future__ import annotations
+
+from analyzer.peg.state import FAIL, NEED, MatchState
+
+# Precedence levels for the readable dump: what needs parentheses where.
+CHOICE_LEVEL = 1
+SEQUENCE_LEVEL = 2
+POSTFIX_LEVEL = 3
+ATOM_LEVEL = 4
+
+
+class Expr:
+    """A parsing expression; `a + b` is a sequence, `a | b` an ordered choice."""
+
+    __slots__ = ()
+    level = ATOM_LEVEL
+
+    def match(self, st: MatchState, pos: int) -> int:
+        """Match at pos; return the end position, FAIL or NEED."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Return this expression in readable PEG notation."""
+        raise NotImplementedError
+
+    def children(self) -> tuple[Expr, ...]:
+        """Return the sub-expressions (for walking the tree)."""
+        return ()
+
+    def __add__(self, other: Expr) -> Expr:
+        return sequence(self, other)
+
+    def __or__(self, other: Expr) -> Expr:
+        return choice(self, other)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.describe()}>"
+
+
+def wrap(expr: Expr, level: int) -> str:
+    """Describe expr, parenthesized if it binds looser than level."""
+    text = expr.describe()
+    return f"({text})" if expr.level < level else text
+
+
+class Eps(Expr):
+    """Match the empty string."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        return pos
+
+    def describe(self) -> str:
+        return "eps"
+
+
+EPS = Eps()
+
+
+class Commit(Expr):
+    """Match nothing; from here on, failing is an error rather than a cue to backtrack."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        st.commits += 1
+        return pos
+
+    def describe(self) -> str:
+        return "commit"
+
+
+class Sequence(Expr):
+    """Match every item in order."""
+
+    __slots__ = ("items",)
+    level = SEQUENCE_LEVEL
+
+    def __init__(self, items: tuple[Expr, ...]) -> None:
+        self.items = items
+
+    def match(self, st: MatchState, pos: int) -> int:
+        for index, item in enumerate(self.items):
+            end = item.match(st, pos)
+            if end < 0:
+                if end == NEED:
+                    st.resume = _continue_sequence(st.resume, self.items[index + 1 :])
+                return end
+            pos = end
+        return pos
+
+    def describe(self) -> str:
+        return " ".join(wrap(item, POSTFIX_LEVEL) for item in self.items)
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.items
+
+
+def _continue_sequence(head: Expr | None, rest: tuple[Expr, ...]) -> Expr:
+    """Build `head rest...`, flattening so resumed expressions never nest deeper."""
+    assert head is not None
+    if not rest:
+        return head
+    if isinstance(head, Sequence):
+        return Sequence(head.items + rest)
+    return Sequence((head, *rest))
+
+
+class Choice(Expr):
+    """Ordered choice: the first alternative that matches wins."""
+
+    __slots__ = ("alternatives",)
+    level = CHOICE_LEVEL
+
+    def __init__(self, alternatives: tuple[Expr, ...]) -> None:
+        self.alternatives = alternatives
+
+    def match(self, st: MatchState, pos: int) -> int:
+        events_at_start = len(st.events)
+        for index, alternative in enumerate(self.alternatives):
+            commits = st.commits
+            end = alternative.match(st, pos)
+            if end >= 0:
+                return end
+            if end == NEED:
+                if st.commits == commits:
+                    self._hold_unless_decided(st, pos, index, events_at_start)
+                return NEED
+            del st.events[events_at_start:]
+            if st.commits != commits:
+                return FAIL
+        return FAIL
+
+    def _hold_unless_decided(self, st: MatchState, pos: int, index: int, events: int) -> None:
+        """Keep the resume point inside alternative index only if no later one can match."""
+        later = tuple(alt for alt in self.alternatives[index + 1 :] if _may_match(alt, st, pos))
+        if later:
+            st.hold_back(Choice((self.alternatives[index], *later)), pos, events)
+
+    def describe(self) -> str:
+        return " | ".join(wrap(alt, SEQUENCE_LEVEL) for alt in self.alternatives)
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.alternatives
+
+
+def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
+    """Tell whether expr does not fail outright at pos, leaving the state as it was."""
+    saved = st.save_need()
+    events = len(st.events)
+    commits = st.commits
+    outcome = expr.match(st, pos)
+    del st.events[events:]
+    st.commits = commits
+    st.restore_need(saved)
+    return outcome != FAIL
+
+
+class Optional(Expr):
+    """Match the item or nothing."""
+
+    __slots__ = ("item",)
+    level = POSTFIX_LEVEL
+
+    def __init__(self, item: Expr) -> None:
+        self.item = item
+
+    def match(self, st: MatchState, pos: int) -> int:
+        events_at_start = len(st.events)
+        commits = st.commits
+        end = self.item.match(st, pos)
+        if end >= 0:
+            return end
+        if end == NEED:
+            if st.commits == commits:
+                st.hold_back(self, pos, events_at_start)
+            return NEED
+        del st.events[events_at_start:]
+        return FAIL if st.commits != commits else pos
+
+    def describe(self) -> str:
+        return wrap(self.item, ATOM_LEVEL) + "?"
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.item,)
+
+
+class Repeat(Expr):
+    """Match the item at least `least` and at most `most` times (None: no limit)."""
+
+    __slots__ = ("item", "least", "most")
+    level = POSTFIX_LEVEL
+
+    def __init__(self, item: Expr, least: int, most: int | None) -> None:
+        self.item = item
+        self.least = least
+        self.most = most
+
+    def match(self, st: MatchState, pos: int) -> int:
+        count = 0
+        while self.most is None or count < self.most:
+            events_at_start = len(st.events)
+            commits = st.commits
+            end = self.item.match(st, pos)
+            if end == NEED:
+                return self._need(st, pos, count, commits, events_at_start)
+            if end < 0:
+                del st.events[events_at_start:]
+                if count < self.least or st.commits != commits:
+                    return FAIL
+                return pos
+            if end == pos:  # an item matching empty would loop forever
+                return pos
+            pos = end
+            count += 1
+        return pos
+
+    def _need(self, st: MatchState, pos: int, count: int, commits: int, events: int) -> int:
+        """Continue inside the item if it can no longer back out, else from its start."""
+        if st.commits != commits or count < self.least:
+            rest = self.remaining(count + 1)
+            st.resume = _continue_sequence(st.resume, (rest,) if rest is not None else ())
+            return NEED
+        rest = self.remaining(count)
+        assert rest is not None
+        return st.hold_back(rest, pos, events)
+
+    def remaining(self, done: int) -> Expr | None:
+        """Return the repetition left after `done` items (None when nothing is left)."""
+        most = None if self.most is None else self.most - done
+        if most == 0:
+            return None
+        if done == 0:
+            return self
+        return Repeat(self.item, max(0, self.least - done), most)
+
+    def describe(self) -> str:
+        inner = wrap(self.item, ATOM_LEVEL)
+        if (self.least, self.most) == (0, None):
+            return inner + "*"
+        if (self.least, self.most) == (1, None):
+            return inner + "+"
+        most = "" if self.most is None else str(self.most)
+        return f"{inner}{{{self.least},{most}}}"
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.item,)
+
+
+class Peek(Expr):
+    """Succeed without consuming if the item matches here."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Expr) -> None:
+        self.item = item
+
+    def match(self, st: MatchState, pos: int) -> int:
+        events_at_start = len(st.events)
+        commits = st.commits
+        end = self.item.match(st, pos)
+        del st.events[events_at_start:]
+        st.commits = commits
+        if end == NEED:
+            return st.hold_back(self, pos, events_at_start)
+        return pos if end >= 0 else FAIL
+
+    def describe(self) -> str:
+        return "&" + wrap(self.item, ATOM_LEVEL)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.item,)
+
+
+class Not(Expr):
+    """Succeed without consuming if the item does not match here."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Expr) -> None:
+        self.item = item
+
+    def match(self, st: MatchState, pos: int) -> int:
+        events_at_start = len(st.events)
+        commits = st.commits
+        end = self.item.match(st, pos)
+        del st.events[events_at_start:]
+        st.commits = commits
+        if end == NEED:
+            return st.hold_back(self, pos, events_at_start)
+        return pos if end == FAIL else st.fail(pos, "not " + self.item.describe())
+
+    def describe(self) -> str:
+        return "!" + wrap(self.item, ATOM_LEVEL)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.item,)
+
+
+class Rule(Expr):
+    """A named expression: shown by name in the dump and in error traces."""
+
+    __slots__ = ("name", "body")
+
+    def __init__(self, name: str, body: Expr | None = None) -> None:
+        self.name = name
+        self.body = body
+
+    def define(self, body: Expr) -> Rule:
+        """Set the body later (for recursive rules); return self."""
+        self.body = body
+        return self
+
+    def match(self, st: MatchState, pos: int) -> int:
+        assert self.body is not None, f"rule {self.name} has no body"
+        st.rules.append(self.name)
+        end = self.body.match(st, pos)
+        st.rules.pop()
+        if end == NEED and st.resume is not self.body:
+            st.resume = Rule(self.name, st.resume)
+        elif end == NEED:
+            st.resume = self
+        return end
+
+    def describe(self) -> str:
+        return self.name
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.body,) if self.body is not None else ()
+
+
+def sequence(*items: Expr) -> Expr:
+    """Match items in order (nested sequences and empty items are flattened away)."""
+    flat: list[Expr] = []
+    for item in items:
+        flat.extend(item.items if isinstance(item, Sequence) else (item,))
+    flat = [item for item in flat if not isinstance(item, Eps)]
+    if not flat:
+        return EPS
+    return flat[0] if len(flat) == 1 else Sequence(tuple(flat))
+
+
+def choice(*alternatives: Expr) -> Expr:
+    """Try alternatives in order (nested choices are flattened)."""
+    flat: list[Expr] = []
+    for alternative in alternatives:
+        flat.extend(alternative.alternatives if isinstance(alternative, Choice) else (alternative,))
+    if not flat:
+        raise ValueError("choice() needs at least one alternative")
+    return flat[0] if len(flat) == 1 else Choice(tuple(flat))

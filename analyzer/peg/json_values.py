@@ -1,0 +1,173 @@
+"""JSON value expressions: any value (strict or python-dict flavour), strings, schema-typed values.
+
+A complete strict value is decoded by json's C decoder (`raw_decode`); the resumable scanner
+only runs where the decoder cannot answer (unfinished input, python flavour).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from analyzer.peg.expressions import Expr
+from analyzer.peg.json_scan import COMPLETE, INCOMPLETE, INITIAL, PYTHON, STRICT, ScanState
+from analyzer.peg.state import NEED, MatchState
+
+DECODER = json.JSONDecoder()
+STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
+PYTHON_TOKEN = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\bTrue\b|\bFalse\b|\bNone\b""", re.DOTALL
+)
+PYTHON_WORDS = {"True": "true", "False": "false", "None": "null"}
+
+
+def normalize_python_json(text: str) -> str:
+    """Rewrite a python-dict flavoured value as JSON (double quotes, true/false/null)."""
+
+    def rewrite(token: re.Match[str]) -> str:
+        word = token.group()
+        if word in PYTHON_WORDS:
+            return PYTHON_WORDS[word]
+        if word.startswith('"') and STRING.fullmatch(word):
+            return word
+        return json.dumps(ast.literal_eval(word), ensure_ascii=False)
+
+    return PYTHON_TOKEN.sub(rewrite, text)
+
+
+def decode_json(text: str, python: bool = False) -> Any:
+    """Decode a complete value of either flavour."""
+    return json.loads(normalize_python_json(text) if python else text)
+
+
+class JsonValue(Expr):
+    """Match one JSON value; with python=True also single quotes and True/False/None."""
+
+    __slots__ = ("python",)
+
+    def __init__(self, python: bool = False) -> None:
+        self.python = python
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if self.python:
+            return scan_value(st, pos, self.python, INITIAL, self)
+        try:
+            value, end = DECODER.raw_decode(st.text, pos)
+        except ValueError:
+            return scan_value(st, pos, self.python, INITIAL, self)
+        if st.partial and end == st.n and type(value) in (int, float):
+            return st.need(self, pos, end)  # a number at the end may have more digits coming
+        return end
+
+    def describe(self) -> str:
+        return "python-value" if self.python else "json-value"
+
+
+class JsonContinue(Expr):
+    """The rest of a JSON value whose beginning an earlier chunk already scanned."""
+
+    __slots__ = ("python", "state")
+
+    def __init__(self, python: bool, state: ScanState) -> None:
+        self.python = python
+        self.state = state
+
+    def match(self, st: MatchState, pos: int) -> int:
+        return scan_value(st, pos, self.python, self.state, self)
+
+    def describe(self) -> str:
+        return ("python-value" if self.python else "json-value") + "(continued)"
+
+
+def scan_value(st: MatchState, pos: int, python: bool, state: ScanState, expr: Expr) -> int:
+    """Scan a value with the resumable scanner; on NEED resume after the scanned part."""
+    outcome = (PYTHON if python else STRICT).scan(st.text, pos, state, final=not st.partial)
+    if outcome.status == COMPLETE:
+        return outcome.pos
+    if outcome.status == INCOMPLETE:
+        if outcome.pos == pos and outcome.state == state:
+            return st.need(expr, pos, st.n)
+        return st.need(JsonContinue(python, outcome.state), outcome.pos, st.n)
+    return st.fail(outcome.pos, outcome.expected)
+
+
+class JsonString(Expr):
+    """Match one double-quoted JSON string, quotes included."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        found = STRING.match(st.text, pos)
+        if found is not None:
+            return found.end()
+        if st.partial and (pos == st.n or st.text[pos] == '"'):
+            outcome = STRICT.scan(st.text, pos, INITIAL, final=False)
+            if outcome.status == INCOMPLETE:
+                return st.need(self, pos, st.n)
+        return st.fail(pos, "a JSON string")
+
+    def describe(self) -> str:
+        return "json-string"
+
+
+JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def conforms(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Check a decoded value against the top level of a JSON schema (type, enum, anyOf)."""
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if "const" in schema and value != schema["const"]:
+        return False
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        return any(conforms(value, option) for option in options)
+    declared = schema.get("type")
+    if declared is None:
+        return True
+    names = [declared] if isinstance(declared, str) else list(declared)
+    return any(has_json_type(value, name) for name in names)
+
+
+def has_json_type(value: Any, name: str) -> bool:
+    """Tell whether value is of the named JSON type (booleans are not numbers)."""
+    if isinstance(value, bool) and name in ("integer", "number"):
+        return False
+    if name == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, JSON_TYPES.get(name, (object,)))
+
+
+class SchemaValue(Expr):
+    """Match a JSON value that conforms to a schema's type (string, number, enum...)."""
+
+    __slots__ = ("schema", "python", "value")
+
+    def __init__(self, schema: Mapping[str, Any], python: bool = False) -> None:
+        self.schema = schema
+        self.python = python
+        self.value = JsonValue(python)
+
+    def match(self, st: MatchState, pos: int) -> int:
+        end = self.value.match(st, pos)
+        if end == NEED:
+            return st.need(self, pos, st.need_end)
+        if end < 0:
+            return end
+        if conforms(decode_json(st.text[pos:end], self.python), self.schema):
+            return end
+        return st.fail(pos, f"a value of schema {json.dumps(self.schema, sort_keys=True)}")
+
+    def describe(self) -> str:
+        return f"schema({json.dumps(self.schema, sort_keys=True)})"

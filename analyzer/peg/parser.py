@@ -1,0 +1,111 @@
+"""A parser: a grammar's root rule, with one-shot parsing, resumable runs and a readable dump."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.peg.errors import PegParseError
+from analyzer.peg.expressions import Expr, Rule, sequence
+from analyzer.peg.result import ParseResult, captured
+from analyzer.peg.scanning import End
+from analyzer.peg.state import FAIL, NEED, Event, MatchState
+
+
+@dataclass(frozen=True)
+class Run:
+    """The outcome of matching an expression against (the tail of) an input."""
+
+    state: MatchState
+    outcome: int  # end position, or NEED
+
+    @property
+    def needs_more(self) -> bool:
+        """Tell whether the input ended before the grammar did."""
+        return self.outcome == NEED
+
+    def final_events(self) -> list[Event]:
+        """Return the events no later input can change."""
+        if not self.needs_more:
+            return self.state.events
+        return self.state.events[: self.state.commit_events]
+
+    def certain_events(self) -> list[Event]:
+        """Return final events plus unfinished ones that can only grow (not be withdrawn)."""
+        if not self.needs_more:
+            return self.state.events
+        return self.state.events[: self.state.unsafe_from]
+
+
+def run(
+    expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int] = (0, 1, 1)
+) -> Run:
+    """Match expr at pos; raise PegParseError with a trace if the input does not match.
+
+    origin is (offset, line, column) of text[0] in the whole input, for the trace."""
+    st = MatchState(text, partial)
+    outcome = expr.match(st, pos)
+    if outcome == FAIL:
+        raise trace(st, *origin)
+    return Run(st, outcome)
+
+
+def trace(
+    st: MatchState, base_offset: int = 0, base_line: int = 1, base_column: int = 1
+) -> PegParseError:
+    """Build the error for a failed run from its farthest failure."""
+    offset = max(st.fail_pos, 0)
+    expected = tuple(dict.fromkeys(item for item, _ in st.expected))
+    rules = [rule for _, rule in st.expected if rule]
+    return PegParseError(
+        text=st.text,
+        offset=offset,
+        expected=expected,
+        rule=rules[-1] if rules else "",
+        base_offset=base_offset,
+        base_line=base_line,
+        base_column=base_column,
+    )
+
+
+class Parser:
+    """A grammar ready to parse whole or partial outputs."""
+
+    def __init__(self, root: Expr, name: str = "root") -> None:
+        self.root = root if isinstance(root, Rule) else Rule(name, root)
+        self.start = sequence(self.root, End())
+
+    def parse(self, text: str, partial: bool = False) -> ParseResult:
+        """Parse text; with partial=True the text may stop anywhere and only what is certain
+        is returned."""
+        result = run(self.start, text, 0, partial)
+        events = result.certain_events()
+        return ParseResult(
+            text=text,
+            captures=tuple(captured(event, text) for event in events),
+            complete=not result.needs_more,
+        )
+
+    def dump(self) -> str:
+        """Return the grammar as readable PEG rules, the root first."""
+        return dump_rules(self.root)
+
+
+def dump_rules(root: Rule) -> str:
+    """List every named rule reachable from root as `name <- definition`."""
+    rules: dict[str, Rule] = {}
+    pending: list[Expr] = [root]
+    seen: set[int] = set()
+    while pending:
+        expr = pending.pop()
+        if id(expr) in seen:
+            continue
+        seen.add(id(expr))
+        if isinstance(expr, Rule) and expr.name not in rules:
+            rules[expr.name] = expr
+        pending.extend(reversed(expr.children()))
+    return "\n".join(f"{name} <- {_body(rule)}" for name, rule in rules.items())
+
+
+def _body(rule: Rule) -> str:
+    """Describe a rule's definition (not just its name)."""
+    return rule.body.describe() if rule.body is not None else "<undefined>"

@@ -1,0 +1,67 @@
+"""What a parse returns: the captured spans in input order, and whether the input was complete."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
+from analyzer.peg.state import Event
+
+
+@dataclass(frozen=True)
+class Captured:
+    """One captured span of the input."""
+
+    role: Role
+    start: int
+    end: int
+    text: str
+    partial: bool = False  # input ended inside it: it may still grow
+    continued: bool = False  # it continues the previous span of the same capture
+    python: bool = False  # a python-dict flavoured value
+    quoted: bool = False  # a JSON string literal, quotes included
+    info: Any = None  # what the grammar attached for the mapper (e.g. the argument's schema)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the canonical JSON form (info omitted: it belongs to the grammar)."""
+        return {
+            "role": self.role.value,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "partial": self.partial,
+        }
+
+
+def captured(event: Event, text: str, offset: int = 0) -> Captured:
+    """Turn an internal event into a Captured span (positions shifted by offset)."""
+    role, start, end, flags, info = event
+    return Captured(
+        role=Role(role),
+        start=start + offset,
+        end=end + offset,
+        text=text[start:end],
+        partial=bool(flags & PARTIAL),
+        continued=bool(flags & CONTINUED),
+        python=bool(flags & PYTHON),
+        quoted=bool(flags & QUOTED),
+        info=info,
+    )
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The captures of one parse; `complete` is False when partial input ended mid-way."""
+
+    text: str
+    captures: tuple[Captured, ...]
+    complete: bool
+
+    def by_role(self, role: Role) -> tuple[Captured, ...]:
+        """Return the captures of one role, in input order."""
+        return tuple(c for c in self.captures if c.role == role)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the canonical JSON form."""
+        return {"complete": self.complete, "captures": [c.to_dict() for c in self.captures]}

@@ -1,0 +1,151 @@
+"""Leaf expressions that scan text: literal, until(markers), rest, whitespace, regex, end.
+
+They scan with str.startswith / str.find / compiled regexes, never char by char in Python.
+In partial mode a leaf that reaches the end of the input returns NEED, never a success that
+more input could change, so every success and every failure is final.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from analyzer.peg.expressions import Expr
+from analyzer.peg.state import MatchState
+
+SPACE = re.compile(r"[ \t\r\n]*")
+
+
+def quote(text: str) -> str:
+    """Show text as a double-quoted literal in dumps and messages."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+class Literal(Expr):
+    """Match an exact string."""
+
+    __slots__ = ("text", "size")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.size = len(text)
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.text.startswith(self.text, pos):
+            return pos + self.size
+        if st.partial and st.n - pos < self.size and self.text.startswith(st.text[pos:]):
+            return st.need(self, pos, pos)
+        return st.fail(pos, f"`{self.text}`")
+
+    def describe(self) -> str:
+        return quote(self.text)
+
+
+def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
+    """Return the length of the longest tail of text[start:end] that begins some marker."""
+    longest = 0
+    for marker in markers:
+        at = text.find(marker[0], max(start, end - len(marker) + 1), end)
+        while at != -1:
+            if marker.startswith(text[at:end]):
+                longest = max(longest, end - at)
+                break
+            at = text.find(marker[0], at + 1, end)
+    return longest
+
+
+class Until(Expr):
+    """Match everything up to (not including) the first of the markers, or to the end."""
+
+    __slots__ = ("markers", "pattern")
+
+    def __init__(self, markers: tuple[str, ...]) -> None:
+        self.markers = markers
+        self.pattern = re.compile("|".join(re.escape(m) for m in markers))
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if len(self.markers) == 1:
+            found = st.text.find(self.markers[0], pos)
+        else:
+            hit = self.pattern.search(st.text, pos)
+            found = hit.start() if hit else -1
+        if found >= 0:
+            return found
+        if not st.partial:
+            return st.n
+        # A tail that may be the start of a marker is not content yet: hold it back.
+        safe = st.n - held_back(st.text, pos, st.n, self.markers)
+        return st.need(self, safe, safe)
+
+    def describe(self) -> str:
+        return "until(" + ", ".join(quote(m) for m in self.markers) + ")"
+
+
+class Rest(Expr):
+    """Match everything to the end of the input."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial:
+            return st.need(self, st.n, st.n)
+        return st.n
+
+    def describe(self) -> str:
+        return "rest"
+
+
+class Space(Expr):
+    """Match optional whitespace (space, tab, newlines)."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        found = SPACE.match(st.text, pos)
+        end = found.end() if found else pos
+        if st.partial and end == st.n:
+            return st.need(self, end, end)
+        return end
+
+    def describe(self) -> str:
+        return "space"
+
+
+class Regex(Expr):
+    """Match a regular expression (for short tokens such as call ids)."""
+
+    __slots__ = ("pattern", "max_length")
+
+    def __init__(self, pattern: str, max_length: int = 64) -> None:
+        self.pattern = re.compile(pattern)
+        self.max_length = max_length
+
+    def match(self, st: MatchState, pos: int) -> int:
+        found = self.pattern.match(st.text, pos)
+        if st.partial and (found.end() == st.n if found else st.n - pos < self.max_length):
+            # Python's re cannot say "prefix of a match": near the end, wait for more input.
+            return st.need(self, pos, pos)
+        if found is None:
+            return st.fail(pos, f"/{self.pattern.pattern}/")
+        return found.end()
+
+    def describe(self) -> str:
+        return f"/{self.pattern.pattern}/"
+
+
+class End(Expr):
+    """Match the end of the input."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if pos < st.n:
+            return st.fail(pos, "end of input")
+        if st.partial:
+            return st.need(self, pos, pos)
+        return pos
+
+    def describe(self) -> str:
+        return "end"
+
+

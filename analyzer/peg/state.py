@@ -1,0 +1,86 @@
+"""Mutable bookkeeping of one match run (positions, captured events, failures, resume point)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from analyzer.peg.expressions import Expr
+
+# Match outcomes other than an end position (which is >= 0).
+FAIL = -1
+NEED = -2
+
+# An event: (role, start, end, flags, info). Plain tuples: built in the hot loop.
+Event = tuple[str, int, int, int, Any]
+
+
+class MatchState:
+    """Everything a match run reads and writes besides the expression tree."""
+
+    __slots__ = (
+        "text",
+        "n",
+        "partial",
+        "events",
+        "commits",
+        "resume",
+        "resume_pos",
+        "commit_events",
+        "need_end",
+        "unsafe_from",
+        "fail_pos",
+        "expected",
+        "rules",
+    )
+
+    def __init__(self, text: str, partial: bool) -> None:
+        self.text = text
+        self.n = len(text)
+        self.partial = partial
+        self.events: list[Event] = []
+        self.commits = 0
+        # Filled when a match returns NEED: the expression that continues the parse from
+        # resume_pos, the number of events that are final, how far the input was understood.
+        self.resume: Expr | None = None
+        self.resume_pos = 0
+        self.commit_events = 0
+        self.need_end = 0
+        self.unsafe_from = 1 << 62
+        self.fail_pos = -1
+        self.expected: list[tuple[str, str]] = []
+        self.rules: list[str] = []
+
+    def need(self, resume: Expr, resume_pos: int, need_end: int) -> int:
+        """Record that input ended inside a leaf; return NEED."""
+        self.resume = resume
+        self.resume_pos = resume_pos
+        self.need_end = need_end
+        self.commit_events = len(self.events)
+        return NEED
+
+    def hold_back(self, resume: Expr, start: int, events_at_start: int) -> int:
+        """Record that a frame cannot commit past its start: its events are not certain yet."""
+        self.resume = resume
+        self.resume_pos = start
+        self.commit_events = events_at_start
+        if events_at_start < self.unsafe_from:
+            self.unsafe_from = events_at_start
+        return NEED
+
+    def fail(self, pos: int, expected: str) -> int:
+        """Remember the farthest failure for the error trace; return FAIL."""
+        if pos >= self.fail_pos:
+            if pos > self.fail_pos:
+                self.fail_pos = pos
+                self.expected = []
+            self.expected.append((expected, self.rules[-1] if self.rules else ""))
+        return FAIL
+
+    def save_need(self) -> tuple[Any, ...]:
+        """Snapshot the NEED bookkeeping (before trying alternatives that may overwrite it)."""
+        return (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from)
+
+    def restore_need(self, saved: tuple[Any, ...]) -> None:
+        """Put back a snapshot taken by save_need."""
+        (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from) = saved
