@@ -51,13 +51,19 @@ def spawn(
     """Start a child in its own session (Ctrl-C reaches only the supervisor) tied to our life."""
     output = open(log, "ab") if log else None  # noqa: SIM115 - the child owns it from here
     return subprocess.Popen(
-        args, cwd=ROOT, env=dict(env), stdout=output, stderr=subprocess.STDOUT if log else None,
-        start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        args,
+        cwd=ROOT,
+        env=dict(env),
+        stdout=output,
+        stderr=subprocess.STDOUT if log else None,
+        start_new_session=True,
+        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
     )
 
 
-def wait_until(check: Callable[[], bool], what: str, process: subprocess.Popen[bytes],
-               timeout: float = 30.0) -> None:
+def wait_until(
+    check: Callable[[], bool], what: str, process: subprocess.Popen[bytes], timeout: float = 30.0
+) -> None:
     """Poll `check()` until it is true; fail early if the process died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -89,8 +95,19 @@ def start_valkey(data_dir: Path, log: Path | None = None) -> tuple[subprocess.Po
 
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    args = [str(get_binary_path()), "--port", str(port), "--bind", "127.0.0.1",
-            "--save", "", "--appendonly", "no", "--dir", str(data_dir)]
+    args = [
+        str(get_binary_path()),
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(data_dir),
+    ]
     process = spawn(args, os.environ, log)
     url = f"redis://127.0.0.1:{port}/0"
     wait_until(lambda: _redis_answers(url), "Valkey", process, timeout=10)
@@ -104,21 +121,38 @@ def python_args(*args: str) -> list[str]:
 
 def migrate(env: Mapping[str, str]) -> None:
     """Create or update the database schema."""
-    subprocess.run(python_args("manage.py", "migrate", "--noinput", "-v", "0"),
-                   cwd=ROOT, env=dict(env), check=True)
+    subprocess.run(
+        python_args("manage.py", "migrate", "--noinput", "-v", "0"),
+        cwd=ROOT,
+        env=dict(env),
+        check=True,
+    )
 
 
-def start_worker(env: Mapping[str, str], concurrency: int = 2,
-                 log: Path | None = None) -> subprocess.Popen[bytes]:
+def start_worker(
+    env: Mapping[str, str], concurrency: int = 2, log: Path | None = None
+) -> subprocess.Popen[bytes]:
     """Start a Celery worker for the lab's tasks."""
-    args = python_args("-m", "celery", "-A", "lab", "worker", "--loglevel", "INFO",
-                       "--concurrency", str(concurrency),
-                       "--without-gossip", "--without-mingle", "--without-heartbeat")
+    args = python_args(
+        "-m",
+        "celery",
+        "-A",
+        "lab",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--concurrency",
+        str(concurrency),
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    )
     return spawn(args, env, log)
 
 
-def start_web(env: Mapping[str, str], host: str, port: int,
-              log: Path | None = None) -> subprocess.Popen[bytes]:
+def start_web(
+    env: Mapping[str, str], host: str, port: int, log: Path | None = None
+) -> subprocess.Popen[bytes]:
     """Start daphne serving the ASGI app; return once it accepts connections."""
     args = python_args("-m", "daphne", "-b", host, "-p", str(port), "lab.asgi:application")
     process = spawn(args, env, log)
@@ -143,10 +177,18 @@ def stop(processes: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bin/lab", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("LAB_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("LAB_PORT", 0)),
-                        help="HTTP port (default 8000, or a free one if 8000 is taken)")
-    parser.add_argument("--workers", type=int, default=int(os.environ.get("LAB_WORKERS", 2)),
-                        help="Celery worker processes (default 2)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("LAB_PORT", 0)),
+        help="HTTP port (default 8000, or a free one if 8000 is taken)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=int(os.environ.get("LAB_WORKERS", 2)),
+        help="Celery worker processes (default 2)",
+    )
     return parser.parse_args(argv)
 
 
@@ -177,8 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         processes.append(start_worker(env, options.workers))
         port = options.port or (DEFAULT_PORT if not port_open(DEFAULT_PORT) else free_port())
         processes.append(start_web(env, options.host, port))
-        print(f"lab: Template Lab is running at http://{options.host}:{port}/ "
-              "(Ctrl-C stops it)", flush=True)
+        print(
+            f"lab: Template Lab is running at http://{options.host}:{port}/ (Ctrl-C stops it)",
+            flush=True,
+        )
         return _supervise(processes)
     except (StartupError, subprocess.CalledProcessError) as exc:
         print(f"lab: {exc}", file=sys.stderr, flush=True)

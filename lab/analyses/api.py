@@ -35,9 +35,11 @@ def analysis_payload(analysis: Analysis, request: HttpRequest) -> dict[str, Any]
     """Describe an analysis with its result (the analyzer's JSON, parsed)."""
     payload = analysis_summary(analysis, request)
     payload["template_url"] = request.build_absolute_uri(analysis.template.get_absolute_url())
-    payload["result_url"] = request.build_absolute_uri(
-        reverse("api-analysis-result", args=[analysis.pk])
-    ) if analysis.result_json else None
+    payload["result_url"] = (
+        request.build_absolute_uri(reverse("api-analysis-result", args=[analysis.pk]))
+        if analysis.result_json
+        else None
+    )
     payload["result"] = analysis.result
     return payload
 

@@ -10,6 +10,7 @@ from lab.analyses import parsing
 from lab.analyses.messages import (
     AppendMessage,
     ErrorMessage,
+    FinishMessage,
     OptionsMessage,
     ResetMessage,
     UnavailableMessage,
@@ -36,7 +37,12 @@ class LiveParseConsumer(JsonWebsocketConsumer):
         self._restart("")
 
     def receive_json(self, content: Any, **kwargs: Any) -> None:
-        handlers = {"append": self.on_append, "reset": self.on_reset, "options": self.on_options}
+        handlers = {
+            "append": self.on_append,
+            "reset": self.on_reset,
+            "options": self.on_options,
+            "finish": self.on_finish,
+        }
         kind = content.get("type") if isinstance(content, dict) else None
         handler = handlers.get(kind) if isinstance(kind, str) else None
         if handler is None:
@@ -47,6 +53,10 @@ class LiveParseConsumer(JsonWebsocketConsumer):
     def on_append(self, message: AppendMessage) -> None:
         if self.parser is not None:
             self.send_json(state_message(self.parser.feed(str(message.get("chunk", "")))))
+
+    def on_finish(self, message: FinishMessage) -> None:
+        if self.parser is not None:
+            self.send_json(state_message(self.parser.finish()))
 
     def on_reset(self, message: ResetMessage) -> None:
         self._restart(str(message.get("text", "")))

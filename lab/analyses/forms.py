@@ -55,7 +55,9 @@ class HubForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": "Qwen/Qwen3-8B"}),
     )
     revision = forms.CharField(
-        label="Revision", max_length=200, required=False,
+        label="Revision",
+        max_length=200,
+        required=False,
         widget=forms.TextInput(attrs={"placeholder": "main"}),
     )
     template_name = forms.CharField(
@@ -80,11 +82,14 @@ THINKING_CHOICES = [("", "unset"), ("true", "true"), ("false", "false")]
 
 class ParserOptionsForm(forms.Form):
     tools = forms.CharField(
-        label="Tools (OpenAI JSON)", required=False, strip=False,
+        label="Tools (OpenAI JSON)",
+        required=False,
+        strip=False,
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
     )
-    enable_thinking = forms.ChoiceField(label="enable_thinking", choices=THINKING_CHOICES,
-                                        required=False)
+    enable_thinking = forms.ChoiceField(
+        label="enable_thinking", choices=THINKING_CHOICES, required=False
+    )
     parallel_tool_calls = forms.BooleanField(label="Parallel tool calls", required=False)
     reasoning_format = forms.ChoiceField(
         label="Reasoning format", choices=[("auto", "auto (extract)"), ("none", "none (keep)")]
@@ -94,12 +99,14 @@ class ParserOptionsForm(forms.Form):
     def from_options(cls, options: ParserOptions) -> ParserOptionsForm:
         """Build an unbound form showing these options."""
         thinking = {None: "", True: "true", False: "false"}[options.enable_thinking]
-        return cls(initial={
-            "tools": json.dumps(options.tools, indent=2, ensure_ascii=False),
-            "enable_thinking": thinking,
-            "parallel_tool_calls": options.parallel_tool_calls,
-            "reasoning_format": options.reasoning_format,
-        })
+        return cls(
+            initial={
+                "tools": json.dumps(options.tools, indent=2, ensure_ascii=False),
+                "enable_thinking": thinking,
+                "parallel_tool_calls": options.parallel_tool_calls,
+                "reasoning_format": options.reasoning_format,
+            }
+        )
 
     def clean_tools(self) -> list[Any]:
         text = str(self.cleaned_data["tools"]).strip()
@@ -112,8 +119,10 @@ class ParserOptionsForm(forms.Form):
                 f"Tools must be a JSON array of tool definitions: {exc}"
             ) from exc
         if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-            raise forms.ValidationError("Tools must be a JSON array of objects, like "
-                                        '[{"type": "function", "function": {...}}].')
+            raise forms.ValidationError(
+                "Tools must be a JSON array of objects, like "
+                '[{"type": "function", "function": {...}}].'
+            )
         return tools
 
     def options(self) -> ParserOptions:
@@ -121,7 +130,8 @@ class ParserOptionsForm(forms.Form):
         data = self.cleaned_data
         thinking = {"": None, "true": True, "false": False}[data.get("enable_thinking") or ""]
         return ParserOptions(
-            tools=data["tools"], enable_thinking=thinking,
+            tools=data["tools"],
+            enable_thinking=thinking,
             parallel_tool_calls=bool(data["parallel_tool_calls"]),
             reasoning_format=data["reasoning_format"],
         )

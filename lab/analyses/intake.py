@@ -90,8 +90,12 @@ def ingest_from_hub(repo_id: str, revision: str = "", template_name: str = "") -
             loaded, bos_token=loaded.bos_token or bos, eos_token=loaded.eos_token or eos
         )
     return ingest(
-        loaded, TemplateOrigin.Kind.HUB, repo_id=repo_id, revision=revision,
-        commit_sha=fetched.commit_sha, filename=fetched.filename,
+        loaded,
+        TemplateOrigin.Kind.HUB,
+        repo_id=repo_id,
+        revision=revision,
+        commit_sha=fetched.commit_sha,
+        filename=fetched.filename,
         file_sha256=hashlib.sha256(fetched.data).hexdigest(),
     )
 
@@ -101,8 +105,13 @@ def ingest_upload(data: bytes, filename: str) -> Analysis:
     first, *others = engine.load_named_templates(data, filename)
     file_sha = hashlib.sha256(data).hexdigest()
     for other in others:
-        record_origin(store_template(other), TemplateOrigin.Kind.UPLOAD, filename=filename,
-                      template_name=other.name, file_sha256=file_sha)
+        record_origin(
+            store_template(other),
+            TemplateOrigin.Kind.UPLOAD,
+            filename=filename,
+            template_name=other.name,
+            file_sha256=file_sha,
+        )
     return ingest(first, TemplateOrigin.Kind.UPLOAD, filename=filename, file_sha256=file_sha)
 
 

@@ -29,7 +29,13 @@ class OptionsMessage(TypedDict):
     text: str
 
 
-ClientMessage = AppendMessage | ResetMessage | OptionsMessage
+class FinishMessage(TypedDict):
+    """Client: the text is complete for now (typing paused); settle what streaming held back."""
+
+    type: Literal["finish"]
+
+
+ClientMessage = AppendMessage | ResetMessage | OptionsMessage | FinishMessage
 
 
 class ToolCallPayload(TypedDict):
@@ -76,14 +82,18 @@ def state_message(state: LiveState) -> StateMessage:
     """Describe a parse state for the page."""
     problem: ProblemPayload | None = None
     if state.problem is not None:
-        problem = {"message": state.problem.message, "offset": state.problem.offset,
-                   "context": state.problem.context}
+        problem = {
+            "message": state.problem.message,
+            "offset": state.problem.offset,
+            "context": state.problem.context,
+        }
     return {
         "type": "state",
         "reasoning": state.reasoning,
         "content": state.content,
-        "tool_calls": [{"name": c.name, "arguments": c.arguments, "id": c.id}
-                       for c in state.tool_calls],
+        "tool_calls": [
+            {"name": c.name, "arguments": c.arguments, "id": c.id} for c in state.tool_calls
+        ],
         "delta_count": state.delta_count,
         "problem": problem,
     }

@@ -8,8 +8,11 @@ else in the lab (views, consumer, templates) talks to this module only.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from analyzer.errors import AnalyzerError
 
 ReasoningFormat = Literal["auto", "none"]
 
@@ -88,14 +91,61 @@ class LiveState:
 
 
 class LiveParser:
-    """Feed text as it arrives; `state` is the message parsed so far."""
+    """Feed text as it arrives; each call returns the message parsed so far.
 
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self.state = LiveState()
+    `finish` parses the text as complete (what is held back while streaming, like a trailing
+    `</thi`, is settled); typing after that restarts the stream over the whole text.
+    """
+
+    def __init__(self, new_stream: Callable[[], Any]) -> None:
+        self._new_stream = new_stream
+        self._stream = new_stream()
+        self._finished = False
+        self._delta_count = 0
+        self.text = ""
+        self.problem: ParseProblem | None = None
 
     def feed(self, chunk: str) -> LiveState:
-        raise NotImplementedError("the streaming parser is not wired yet")
+        if self._finished:
+            self._restart()
+            chunk, self.text = self.text + chunk, ""
+        self.text += chunk
+        if self.problem is None:
+            self._run(lambda: self._stream.feed(chunk))
+        return self.state()
+
+    def finish(self) -> LiveState:
+        if not self._finished and self.problem is None:
+            self._run(self._stream.finish)
+            self._finished = True
+        return self.state()
+
+    def _restart(self) -> None:
+        self._stream = self._new_stream()
+        self._finished = False
+        self._delta_count = 0
+        self.problem = None
+
+    def _run(self, step: Callable[[], list[Any]]) -> None:
+        try:
+            self._delta_count += len(step())
+        except AnalyzerError as exc:
+            self.problem = ParseProblem(
+                message=str(exc).splitlines()[0],
+                offset=int(getattr(exc, "offset", len(self.text))),
+                context=str(getattr(exc, "context", "")),
+            )
+
+    def state(self) -> LiveState:
+        message = self._stream.message()
+        calls = tuple(ToolCallState(c.name, c.arguments, c.id) for c in message.tool_calls)
+        return LiveState(
+            reasoning=message.reasoning_content,
+            content=message.content,
+            tool_calls=calls,
+            delta_count=self._delta_count,
+            problem=self.problem,
+        )
 
 
 NOT_YET = (

@@ -33,8 +33,11 @@ INVISIBLE_NAMES = {
     "\ufeff": "BOM",
 }
 
-THINKING_SETTINGS = {None: "enable_thinking unset", True: "enable_thinking=true",
-                     False: "enable_thinking=false"}
+THINKING_SETTINGS = {
+    None: "enable_thinking unset",
+    True: "enable_thinking=true",
+    False: "enable_thinking=false",
+}
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,9 @@ def _whitespace_html(text: str, show_spaces: bool) -> str:
         elif piece.startswith(" "):
             out.append(f'<span class="ws sp">{piece}</span>' if show_spaces else piece)
         elif piece in INVISIBLE_NAMES:
-            out.append(f'<span class="ws cc" title="U+{ord(piece):04X}">{INVISIBLE_NAMES[piece]}'
-                       f"</span>")
+            out.append(
+                f'<span class="ws cc" title="U+{ord(piece):04X}">{INVISIBLE_NAMES[piece]}</span>'
+            )
         else:
             out.append(str(escape(piece)))
     return "".join(out)
@@ -139,8 +143,14 @@ class _Mark:
     end: int
 
 
-def pane_html(text: str, prefix_len: int, suffix_len: int, marks: list[_Mark], side: str,
-              specials: re.Pattern[str]) -> SafeString:
+def pane_html(
+    text: str,
+    prefix_len: int,
+    suffix_len: int,
+    marks: list[_Mark],
+    side: str,
+    specials: re.Pattern[str],
+) -> SafeString:
     """Render one variant: common parts dimmed, the difference highlighted, markers outlined."""
     diff_start, diff_end = prefix_len, len(text) - suffix_len
     cuts = {0, len(text), diff_start, diff_end}
@@ -152,8 +162,16 @@ def pane_html(text: str, prefix_len: int, suffix_len: int, marks: list[_Mark], s
         out.extend(_anchor(mark, side) for mark in marks if mark.start == start)
         covering = [mark for mark in marks if mark.start <= start and end <= mark.end]
         in_diff = diff_start <= start and end <= diff_end and diff_start < diff_end
-        out.append(_segment_html(text[start:end], in_diff, covering, specials,
-                                 at_start=start == 0, at_end=end == len(text)))
+        out.append(
+            _segment_html(
+                text[start:end],
+                in_diff,
+                covering,
+                specials,
+                at_start=start == 0,
+                at_end=end == len(text),
+            )
+        )
     out.extend(_anchor(mark, side) for mark in marks if mark.start == len(text))
     return mark_safe("".join(out))  # noqa: S308 - every text piece was escaped above
 
@@ -162,16 +180,26 @@ def _anchor(mark: _Mark, side: str) -> str:
     return f'<span class="anchor" id="m{mark.index}{side}"></span>'
 
 
-def _segment_html(text: str, in_diff: bool, covering: list[_Mark], specials: re.Pattern[str],
-                  *, at_start: bool, at_end: bool) -> str:
+def _segment_html(
+    text: str,
+    in_diff: bool,
+    covering: list[_Mark],
+    specials: re.Pattern[str],
+    *,
+    at_start: bool,
+    at_end: bool,
+) -> str:
     classes = ["seg", "diff" if in_diff else "common"]
     title = ""
     if covering:
         classes.append("marker")
         roles = ", ".join(mark.role for mark in covering)
         title = f' title="marker: {escape(roles)}"'
-    body = _folded(text, specials, at_start, at_end) if not (in_diff or covering) else \
-        visible_html(text, specials, show_spaces=True)
+    body = (
+        _folded(text, specials, at_start, at_end)
+        if not (in_diff or covering)
+        else visible_html(text, specials, show_spaces=True)
+    )
     return f'<span class="{" ".join(classes)}"{title}>{body}</span>'
 
 
@@ -183,10 +211,15 @@ def _folded(text: str, specials: re.Pattern[str], at_start: bool, at_end: bool) 
     elif at_end:
         head, hidden, tail = text[:KEEP_VISIBLE], text[KEEP_VISIBLE:], ""
     else:
-        head, hidden, tail = text[:KEEP_VISIBLE], text[KEEP_VISIBLE:-KEEP_VISIBLE], \
-            text[-KEEP_VISIBLE:]
-    folded = (f'<details class="fold"><summary>{len(hidden):,} more common characters'
-              f"</summary>{visible_html(hidden, specials)}</details>")
+        head, hidden, tail = (
+            text[:KEEP_VISIBLE],
+            text[KEEP_VISIBLE:-KEEP_VISIBLE],
+            text[-KEEP_VISIBLE:],
+        )
+    folded = (
+        f'<details class="fold"><summary>{len(hidden):,} more common characters'
+        f"</summary>{visible_html(hidden, specials)}</details>"
+    )
     return visible_html(head, specials) + folded + visible_html(tail, specials)
 
 
@@ -227,8 +260,11 @@ def _field_rows(result: dict[str, Any], specials: re.Pattern[str]) -> list[Field
         for name, value in _flatten(section, result.get(section) or {}):
             if value in ("", False, None, "NONE") or name.endswith((".mode", ".pos")):
                 continue
-            html = visible_html(value, specials, show_spaces=True) if isinstance(value, str) \
+            html = (
+                visible_html(value, specials, show_spaces=True)
+                if isinstance(value, str)
                 else str(escape(json.dumps(value)))
+            )
             rows.append(FieldRow(name, mark_safe(html)))  # noqa: S308 - escaped above
     return rows
 
@@ -247,13 +283,21 @@ def _marker_views(markers: list[dict[str, Any]], specials: re.Pattern[str]) -> l
     for index, marker in enumerate(markers):
         side = "a" if marker.get("span_a") else "b"
         html = mark_safe(visible_html(str(marker.get("text", "")), specials, show_spaces=True))  # noqa: S308
-        views.append(MarkerView(index, str(marker.get("role", "")), html,
-                                str(marker.get("comparison", "")), f"m{index}{side}"))
+        views.append(
+            MarkerView(
+                index,
+                str(marker.get("role", "")),
+                html,
+                str(marker.get("comparison", "")),
+                f"m{index}{side}",
+            )
+        )
     return views
 
 
-def _pair_view(comparison: dict[str, Any], markers: list[dict[str, Any]],
-               specials: re.Pattern[str]) -> PairView:
+def _pair_view(
+    comparison: dict[str, Any], markers: list[dict[str, Any]], specials: re.Pattern[str]
+) -> PairView:
     cid = str(comparison.get("id", ""))
     own = [(i, m) for i, m in enumerate(markers) if m.get("comparison") == cid]
     diff = comparison.get("diff") or {}
@@ -268,17 +312,24 @@ def _pair_view(comparison: dict[str, Any], markers: list[dict[str, Any]],
     )
 
 
-def _pane(variant: dict[str, Any] | None, diff: dict[str, Any],
-          own: list[tuple[int, dict[str, Any]]], side: str,
-          specials: re.Pattern[str]) -> PaneView | None:
+def _pane(
+    variant: dict[str, Any] | None,
+    diff: dict[str, Any],
+    own: list[tuple[int, dict[str, Any]]],
+    side: str,
+    specials: re.Pattern[str],
+) -> PaneView | None:
     if not variant:
         return None
     text = str(variant.get("rendered", ""))
     prefix, suffix = len(diff.get("prefix") or ""), len(diff.get("suffix") or "")
     if prefix + suffix > len(text):  # diff does not belong to this text: highlight nothing
         prefix, suffix = len(text), 0
-    marks = [_Mark(i, str(m.get("role", "")), span["start"], span["end"])
-             for i, m in own if (span := m.get(f"span_{side}"))]
+    marks = [
+        _Mark(i, str(m.get("role", "")), span["start"], span["end"])
+        for i, m in own
+        if (span := m.get(f"span_{side}"))
+    ]
     return PaneView(
         label=str(variant.get("label", "")),
         params=_pretty_json(str(variant.get("params", ""))),

@@ -29,8 +29,12 @@ def run_analysis(analysis_id: int) -> None:
     try:
         result_json = engine.analyze_template(analysis.template)
     except SoftTimeLimitExceeded:
-        _finish(analysis, started, error=f"the analysis took longer than "
-                f"{settings.LAB_ANALYSIS_TIME_LIMIT} s and was stopped")
+        _finish(
+            analysis,
+            started,
+            error=f"the analysis took longer than "
+            f"{settings.LAB_ANALYSIS_TIME_LIMIT} s and was stopped",
+        )
     except engine.AnalyzerError as exc:
         _finish(analysis, started, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - any crash must reach the page, not vanish
@@ -45,6 +49,4 @@ def _finish(analysis: Analysis, started: float, *, result_json: str = "", error:
     analysis.result_json = result_json
     analysis.error = error
     analysis.status = Analysis.Status.FAILED if error else Analysis.Status.DONE
-    analysis.save(
-        update_fields=["duration_ms", "finished_at", "result_json", "error", "status"]
-    )
+    analysis.save(update_fields=["duration_ms", "finished_at", "result_json", "error", "status"])

@@ -16,7 +16,8 @@ urlpatterns = [
     path("a/<int:pk>/", views.analysis_detail, name="analysis-detail"),
     path("a/<int:pk>/parser/", views.parser_panel, name="analysis-parser"),
     path("api/analyses/<int:pk>/", views.api_analysis, name="api-analysis"),
-    path("api/analyses/<int:pk>/result.json", views.api_analysis_result,
-         name="api-analysis-result"),
+    path(
+        "api/analyses/<int:pk>/result.json", views.api_analysis_result, name="api-analysis-result"
+    ),
     path("api/templates/<str:sha256>/", views.api_template, name="api-template"),
 ]

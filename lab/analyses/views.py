@@ -81,12 +81,15 @@ def submit_hub(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            return _go_to(request, intake.ingest_from_hub(
-                data["repo_id"], data["revision"], data["template_name"]))
+            return _go_to(
+                request,
+                intake.ingest_from_hub(data["repo_id"], data["revision"], data["template_name"]),
+            )
         except intake.TemplateChoiceNeeded as choice:
             form = HubForm(request.POST, names=choice.names)
-            form.add_error("template_name", f"This repo has {len(choice.names)} chat templates: "
-                                            "pick one.")
+            form.add_error(
+                "template_name", f"This repo has {len(choice.names)} chat templates: pick one."
+            )
         except (HubFetchError, engine.AnalyzerError) as exc:
             form.add_error(None, str(exc))
     return _home(request, {"hub": form}, UNPROCESSABLE)

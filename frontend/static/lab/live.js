@@ -6,6 +6,7 @@
 (function () {
   const RECONNECT_MS = 2000;
   const NOT_FOUND = 4404;
+  const SETTLE_MS = 400; // a pause this long means "the text is complete for now"
 
   function setupLive(section) {
     if (section.dataset.liveReady) return;
@@ -20,6 +21,7 @@
     let socket = null;
     let sent = "";
     let replayTimer = null;
+    let settleTimer = null;
 
     function connect() {
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -50,6 +52,8 @@
       if (text.startsWith(sent)) send({ type: "append", chunk: text.slice(sent.length) });
       else send({ type: "reset", text: text });
       sent = text;
+      clearTimeout(settleTimer);
+      settleTimer = setTimeout(() => send({ type: "finish" }), SETTLE_MS);
     }
 
     function currentOptions() {
@@ -70,6 +74,7 @@
 
     function sendOptions() {
       send({ type: "options", options: currentOptions(), text: input.value });
+      send({ type: "finish" });
       sent = input.value;
     }
 
