@@ -1,7 +1,10 @@
-"""Immutable values that make up an analysis (draft contract shared by all stages).
+"""Immutable values that make up an analysis (the contract shared by all stages).
 
 Every value is a frozen dataclass and has a canonical JSON form (see `analyzer.canonical`).
 Field names here are the JSON keys the lab and regression diffs read: rename with care.
+
+Marker strings are exact substrings of the template's renders; an empty string means
+"absent". Spans are Python string indices (code points) into `Variant.rendered`.
 """
 
 from __future__ import annotations
@@ -11,32 +14,53 @@ from enum import StrEnum
 
 
 class ReasoningMode(StrEnum):
-    NONE = "NONE"
-    TAG_BASED = "TAG_BASED"
-    DELIMITER = "DELIMITER"
-    FORCED_OPEN = "FORCED_OPEN"
-    FORCED_CLOSED = "FORCED_CLOSED"
-    TOOLS_ONLY = "TOOLS_ONLY"
+    """How the template delimits the model's reasoning."""
+
+    NONE = "NONE"  # no reasoning markers found
+    TAG_BASED = "TAG_BASED"  # optional start ... end block, e.g. <think>...</think>
+    DELIMITER = "DELIMITER"  # no start marker: reasoning runs until `end`
+    FORCED_OPEN = "FORCED_OPEN"  # the generation prompt ends with `start` when thinking is on
+    FORCED_CLOSED = "FORCED_CLOSED"  # forced open when on, an empty closed block when off
+    TOOLS_ONLY = "TOOLS_ONLY"  # reasoning is rendered only next to tool calls
 
 
 class ContentMode(StrEnum):
+    """How the template wraps the assistant's visible answer."""
+
     PLAIN = "PLAIN"
     ALWAYS_WRAPPED = "ALWAYS_WRAPPED"
     WRAPPED_WITH_REASONING = "WRAPPED_WITH_REASONING"
 
 
 class ToolFormat(StrEnum):
+    """Where the function name and the arguments live in a rendered tool call."""
+
     NONE = "NONE"
-    JSON_NATIVE = "JSON_NATIVE"
-    TAG_WITH_JSON = "TAG_WITH_JSON"
-    TAG_WITH_TAGGED = "TAG_WITH_TAGGED"
+    JSON_NATIVE = "JSON_NATIVE"  # name and arguments inside one JSON object
+    TAG_WITH_JSON = "TAG_WITH_JSON"  # name outside JSON, arguments a JSON object
+    TAG_WITH_TAGGED = "TAG_WITH_TAGGED"  # name and each argument in their own markers
 
 
 class CallIdPosition(StrEnum):
+    """Where a tag-based call renders the call id."""
+
     NONE = "NONE"
     PRE_FUNC_NAME = "PRE_FUNC_NAME"
     BETWEEN_FUNC_AND_ARGS = "BETWEEN_FUNC_AND_ARGS"
     POST_ARGS = "POST_ARGS"
+
+
+class SegmentKind(StrEnum):
+    MARKER = "MARKER"  # a whole `<...>` or `[...]` token
+    TEXT = "TEXT"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of rendered text: one marker, or the text between markers."""
+
+    kind: SegmentKind
+    value: str
 
 
 @dataclass(frozen=True)
@@ -49,7 +73,10 @@ class Span:
 
 @dataclass(frozen=True)
 class DiffSplit:
-    """Two renders cut into common prefix, the differing middles, and common suffix."""
+    """Two renders cut into common prefix, the differing middles, and common suffix.
+
+    `prefix + left + suffix` is the first text and `prefix + right + suffix` the second.
+    """
 
     prefix: str
     left: str
@@ -63,7 +90,7 @@ class Variant:
 
     label: str
     params: str  # canonical JSON of the render inputs (messages, tools, kwargs)
-    rendered: str
+    rendered: str  # "" when the template refused the input (see Comparison.note)
 
 
 @dataclass(frozen=True)
@@ -76,7 +103,7 @@ class Comparison:
     variant_b: Variant | None
     diff: DiffSplit | None
     status: str  # "ok" | "unsupported" (template refused a variant) | "skipped"
-    note: str = ""
+    note: str = ""  # the template's own message when unsupported, or why skipped
 
 
 @dataclass(frozen=True)
@@ -92,6 +119,8 @@ class Marker:
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What the template accepts and shows, found by rendering probes."""
+
     supports_system_role: bool = False
     supports_tools: bool = False
     supports_tool_calls: bool = False
@@ -110,6 +139,7 @@ class ReasoningAnalysis:
     mode: ReasoningMode = ReasoningMode.NONE
     start: str = ""
     end: str = ""
+    field: str = ""  # message key the template reads reasoning from, e.g. "reasoning_content"
 
 
 @dataclass(frozen=True)
@@ -122,38 +152,48 @@ class ContentAnalysis:
 
 @dataclass(frozen=True)
 class ToolFormatAnalysis:
+    """Section and per-call structure, and JSON field names for JSON formats."""
+
     mode: ToolFormat = ToolFormat.NONE
-    section_start: str = ""
-    section_end: str = ""
-    per_call_start: str = ""
-    per_call_end: str = ""
-    call_separator: str = ""
-    function_field: str = ""
-    name_field: str = "name"
-    args_field: str = "arguments"
-    id_field: str = ""
-    gen_id_field: str = ""
-    fun_name_is_key: bool = False
-    tools_array_wrapped: bool = False
-    uses_python_dicts: bool = False
+    section_start: str = ""  # once before all calls
+    section_end: str = ""  # once after all calls
+    per_call_start: str = ""  # before each call
+    per_call_end: str = ""  # after each call
+    call_separator: str = ""  # between two calls (whitespace kept exactly)
+    function_field: str = ""  # JSON: key of a nested function object, e.g. "function"
+    name_field: str = "name"  # JSON: key of the name, dotted when nested
+    args_field: str = "arguments"  # JSON: key of the arguments, dotted when nested
+    id_field: str = ""  # JSON: key that carries the call's id
+    gen_id_field: str = ""  # JSON: key of an id the template makes up (e.g. an index)
+    parameter_order: tuple[str, ...] = ()  # JSON: the keys above in rendered order
+    fun_name_is_key: bool = False  # JSON: {"name": {args}}
+    tools_array_wrapped: bool = False  # JSON: calls inside a [...] array
+    uses_python_dicts: bool = False  # single-quoted keys and strings
+    variant: str = ""  # descriptive kind: json-native, name-as-key, markdown-block,
+    # bracket-tag, prefixed-indexed, tagged-json, tagged-args
 
 
 @dataclass(frozen=True)
 class FunctionAnalysis:
-    name_prefix: str = ""
-    name_suffix: str = ""
-    close: str = ""
+    name_prefix: str = ""  # right before the function name (after per-call start)
+    name_suffix: str = ""  # right after the name, up to the arguments
+    close: str = ""  # after the arguments, before the per-call/section end
 
 
 @dataclass(frozen=True)
 class ArgumentsAnalysis:
-    start: str = ""
-    end: str = ""
-    name_prefix: str = ""
-    name_suffix: str = ""
-    value_prefix: str = ""
-    value_suffix: str = ""
-    separator: str = ""
+    """Argument container and, for tagged arguments, the markers of one argument."""
+
+    start: str = ""  # opens the argument list
+    end: str = ""  # closes the argument list
+    name_prefix: str = ""  # before each argument name
+    name_suffix: str = ""  # after each argument name, before the value prefix
+    value_prefix: str = ""  # before a string value
+    value_suffix: str = ""  # after a string value
+    typed_value_prefix: str = ""  # before a non-string (JSON-like) value
+    typed_value_suffix: str = ""  # after a non-string value
+    separator: str = ""  # between two arguments
+    literal_style: str = "json"  # non-string values: "json" (true/null) or "python" (True/None)
 
 
 @dataclass(frozen=True)
@@ -164,11 +204,22 @@ class CallIdAnalysis:
 
 
 @dataclass(frozen=True)
+class CallIndexAnalysis:
+    """A per-call counter the template writes into each call (Kimi's `name:0`)."""
+
+    present: bool = False
+    base: int = 0  # number written for the first call
+    prefix: str = ""  # right before the number
+    suffix: str = ""  # right after the number
+
+
+@dataclass(frozen=True)
 class ToolsAnalysis:
     format: ToolFormatAnalysis = field(default_factory=ToolFormatAnalysis)
     function: FunctionAnalysis = field(default_factory=FunctionAnalysis)
     arguments: ArgumentsAnalysis = field(default_factory=ArgumentsAnalysis)
     call_id: CallIdAnalysis = field(default_factory=CallIdAnalysis)
+    call_index: CallIndexAnalysis = field(default_factory=CallIndexAnalysis)
 
 
 @dataclass(frozen=True)
@@ -177,7 +228,7 @@ class GenerationPrompt:
 
     enable_thinking: bool | None  # None = variable left unset
     text: str
-    label: str  # "forced-open", "closed", "model's choice"
+    label: str  # "forced-open", "closed", "model's choice"; "unsupported" if it failed
 
 
 @dataclass(frozen=True)

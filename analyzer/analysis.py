@@ -1,0 +1,91 @@
+"""`analyze()`: run every comparison on a chat template and assemble the Analysis."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from analyzer.caps import probe_capabilities
+from analyzer.content import analyze_content
+from analyzer.context import AnalysisContext
+from analyzer.loading import TemplateSource, load_template_text
+from analyzer.model import (
+    Analysis,
+    Comparison,
+    ContentAnalysis,
+    ReasoningAnalysis,
+    ToolsAnalysis,
+)
+from analyzer.reasoning import analyze_reasoning, generation_prompts
+from analyzer.render import ChatTemplate
+from analyzer.tools import analyze_tools
+from analyzer.variants import VariantRenderer
+from analyzer.version import ANALYZER_VERSION
+from analyzer.workarounds import apply_workarounds
+
+# Comparisons are listed in this order (then any others by id) so the JSON is stable.
+COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "T1", "T2", "T3", "A1", "A2", "A3",
+                    "T5", "T6", "T7")
+AUTO_HANDLER = "auto"
+
+
+def analyze(template: TemplateSource | str, *, template_name: str | None = None) -> Analysis:
+    """Analyze a chat template (source text or loaded TemplateSource) by differential rendering."""
+    source = template if isinstance(template, TemplateSource) else load_template_text(
+        template, template_name=template_name)
+    chat = ChatTemplate(source.source, bos_token=source.bos_token, eos_token=source.eos_token)
+    renderer = VariantRenderer(chat)
+    probe = probe_capabilities(renderer)
+    ctx = AnalysisContext(renderer, probe.calls, probe.base_tools)
+    reasoning = analyze_reasoning(ctx, probe.caps.supports_tool_calls)
+    content = analyze_content(ctx, reasoning, probe.caps.requires_non_null_content)
+    tools = analyze_tools(ctx, probe.caps, reasoning)
+    analysis = Analysis(
+        analyzer_version=ANALYZER_VERSION,
+        template_sha256=source.sha256,
+        template_name=source.name,
+        handler=AUTO_HANDLER,
+        caps=probe.caps,
+        reasoning=reasoning,
+        content=content,
+        tools=tools,
+        preserved_tokens=(),
+        markers=tuple(ctx.markers),
+        comparisons=ordered_comparisons(ctx.comparisons),
+        generation_prompts=(),
+        workarounds=(),
+    )
+    analysis = apply_workarounds(source.source, analysis)
+    return dataclasses.replace(
+        analysis,
+        preserved_tokens=preserved_tokens(analysis.reasoning, analysis.content, analysis.tools),
+        generation_prompts=generation_prompts(ctx, analysis.reasoning),
+    )
+
+
+def ordered_comparisons(comparisons: dict[str, Comparison]) -> tuple[Comparison, ...]:
+    """List comparisons in the fixed R, C, T, A order."""
+    rank = {cid: index for index, cid in enumerate(COMPARISON_ORDER)}
+    ordered = sorted(comparisons.values(), key=lambda c: (rank.get(c.id, len(rank)), c.id))
+    return tuple(ordered)
+
+
+def preserved_tokens(
+    reasoning: ReasoningAnalysis, content: ContentAnalysis, tools: ToolsAnalysis
+) -> tuple[str, ...]:
+    """Collect every non-empty marker, trimmed and without duplicates, in field order."""
+    fmt, fun, args, ident, index = (tools.format, tools.function, tools.arguments, tools.call_id,
+                                    tools.call_index)
+    candidates = (
+        reasoning.start, reasoning.end, content.start, content.end,
+        fmt.section_start, fmt.section_end, fmt.per_call_start, fmt.per_call_end,
+        fun.name_prefix, fun.name_suffix, fun.close, args.start, args.end,
+        args.name_prefix, args.name_suffix, args.separator, args.value_prefix, args.value_suffix,
+        args.typed_value_prefix, args.typed_value_suffix, ident.prefix, ident.suffix,
+        index.prefix, index.suffix,
+    )
+    seen: dict[str, None] = {}
+    for candidate in candidates:
+        token = candidate.strip()
+        if token:
+            seen.setdefault(token, None)
+    return tuple(seen)

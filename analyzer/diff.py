@@ -1,0 +1,208 @@
+"""Split two renders into common prefix, differing middles and common suffix, marker-aware.
+
+A marker is a whole `<...>` or `[...]` token (`<think>`, `<|tool_call_begin|>`,
+`[TOOL_CALLS]`). Diff boundaries never cut through one, so a marker that differs between
+two renders shows up whole on both sides.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from functools import lru_cache
+
+from analyzer.model import DiffSplit, Segment, SegmentKind
+
+# No whitespace right after the opener keeps comparisons such as `a < b > c` out.
+_ANGLE = r"<[^\s<>][^<>\n]{0,255}>"
+# Brackets holding quotes, braces or commas are JSON arrays, not markers.
+_SQUARE = r"\[[^\s\[\]{}\"'<>,][^\[\]{}\"'<>\n,]{0,63}\]"
+MARKER_RE = re.compile(f"{_ANGLE}|{_SQUARE}")
+_WORD_RE = re.compile(r"[^\s<>\[\]]{1,32}")
+
+
+@lru_cache(maxsize=512)
+def marker_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Return the (start, end) of every marker in text, in order."""
+    return tuple(m.span() for m in MARKER_RE.finditer(text))
+
+
+def segmentize_markers(text: str) -> list[Segment]:
+    """Cut text into markers and the text fragments between them."""
+    segments: list[Segment] = []
+    pos = 0
+    for start, end in marker_spans(text):
+        if start > pos:
+            segments.append(Segment(SegmentKind.TEXT, text[pos:start]))
+        segments.append(Segment(SegmentKind.MARKER, text[start:end]))
+        pos = end
+    if pos < len(text):
+        segments.append(Segment(SegmentKind.TEXT, text[pos:]))
+    return segments
+
+
+def is_marker(text: str) -> bool:
+    """Tell whether text is exactly one marker."""
+    return MARKER_RE.fullmatch(text) is not None
+
+
+def common_prefix_len(a: str, b: str) -> int:
+    """Return the length of the longest common prefix of a and b."""
+    limit = min(len(a), len(b))
+    if a[:limit] == b[:limit]:
+        return limit
+    low, high = 0, limit  # binary search on slices runs at C speed
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def common_suffix_len(a: str, b: str, limit: int | None = None) -> int:
+    """Return the length of the longest common suffix of a and b, at most limit."""
+    top = min(len(a), len(b)) if limit is None else min(limit, len(a), len(b))
+    low, high = 0, top
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid :] == b[len(b) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def marker_around(text: str, pos: int) -> tuple[int, int] | None:
+    """Return the span of the marker that strictly contains position pos, if any."""
+    spans = marker_spans(text)
+    index = bisect.bisect_right(spans, (pos, len(text) + 1)) - 1
+    if index >= 0 and spans[index][0] < pos < spans[index][1]:
+        return spans[index]
+    return None
+
+
+def _fixed_prefix_len(a: str, b: str, length: int) -> int:
+    while True:
+        cut = length
+        for text in (a, b):
+            span = marker_around(text, cut)
+            if span is not None:
+                cut = span[0]
+        if cut == length:
+            return length
+        length = cut
+
+
+def _fixed_suffix_len(a: str, b: str, length: int) -> int:
+    while True:
+        cut = length
+        for text in (a, b):
+            span = marker_around(text, len(text) - cut)
+            if span is not None:
+                cut = len(text) - span[1]
+        if cut == length:
+            return length
+        length = cut
+
+
+def diff_split(a: str, b: str) -> DiffSplit:
+    """Split a and b into common prefix, their own middles, and common suffix."""
+    prefix_len = _fixed_prefix_len(a, b, common_prefix_len(a, b))
+    room = min(len(a), len(b)) - prefix_len
+    suffix_len = _fixed_suffix_len(a, b, common_suffix_len(a, b, room))
+    return DiffSplit(
+        prefix=a[:prefix_len],
+        left=a[prefix_len : len(a) - suffix_len],
+        right=b[prefix_len : len(b) - suffix_len],
+        suffix=a[len(a) - suffix_len :],
+    )
+
+
+def common_prefix_fixed(a: str, b: str) -> int:
+    """Return the common prefix length of a and b, cut back so no marker of either is split."""
+    return _fixed_prefix_len(a, b, common_prefix_len(a, b))
+
+
+def common_suffix_fixed(a: str, b: str) -> int:
+    """Return the common suffix length of a and b, cut back so no marker of either is split."""
+    return _fixed_suffix_len(a, b, common_suffix_len(a, b))
+
+
+def last_marker_end(text: str, low: int = 0, high: int | None = None) -> int:
+    """Return the end of the last marker lying inside text[low:high], or low if none."""
+    top = len(text) if high is None else high
+    ends = [end for start, end in marker_spans(text) if low <= start and end <= top]
+    return ends[-1] if ends else low
+
+
+def first_marker_start(text: str, low: int = 0, high: int | None = None) -> int:
+    """Return the start of the first marker lying inside text[low:high], or high if none."""
+    top = len(text) if high is None else high
+    for start, end in marker_spans(text):
+        if low <= start and end <= top:
+            return start
+    return top
+
+
+def until_common_prefix(full: str, left: str, right: str) -> str:
+    """Return full up to the first occurrence of the common prefix of left and right."""
+    common = left[: common_prefix_len(left, right)]
+    if not common:
+        return ""
+    index = full.find(common)
+    return full[:index] if index >= 0 else ""
+
+
+def after_common_suffix(full: str, left: str, right: str) -> str:
+    """Return full after the last occurrence of the common suffix of left and right."""
+    length = common_suffix_len(left, right)
+    if length == 0:
+        return ""
+    common = left[len(left) - length :]
+    index = full.rfind(common)
+    return full[index + len(common) :] if index >= 0 else ""
+
+
+def marker_run_before(text: str, end: int, *, with_word: bool = True) -> tuple[int, int] | None:
+    """Find the marker group ending at end: `marker`, or `marker word marker` if allowed."""
+    spans = marker_spans(text)
+    index = bisect.bisect_right(spans, (end, len(text) + 1)) - 1
+    if index < 0 or spans[index][1] != end:
+        return None
+    start = spans[index][0]
+    if with_word and index > 0:
+        word = _WORD_RE.fullmatch(text, spans[index - 1][1], start)
+        if word is not None:
+            start = spans[index - 1][0]
+    return start, end
+
+
+def marker_run_after(text: str, start: int, *, with_word: bool = True) -> tuple[int, int] | None:
+    """Find the marker group starting at start: `marker`, or `marker word marker` if allowed."""
+    spans = marker_spans(text)
+    index = bisect.bisect_left(spans, (start, -1))
+    if index >= len(spans) or spans[index][0] != start:
+        return None
+    end = spans[index][1]
+    if with_word and index + 1 < len(spans):
+        word = _WORD_RE.fullmatch(text, end, spans[index + 1][0])
+        if word is not None:
+            end = spans[index + 1][1]
+    return start, end
+
+
+def skip_space_back(text: str, pos: int, floor: int = 0) -> int:
+    """Move pos left over whitespace, not below floor."""
+    while pos > floor and text[pos - 1].isspace():
+        pos -= 1
+    return pos
+
+
+def skip_space(text: str, pos: int, ceiling: int | None = None) -> int:
+    """Move pos right over whitespace, not past ceiling."""
+    top = len(text) if ceiling is None else ceiling
+    while pos < top and text[pos].isspace():
+        pos += 1
+    return pos
