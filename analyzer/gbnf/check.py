@@ -1,13 +1,18 @@
-"""Run text through a GBNF grammar with llguidance, byte by byte."""
+"""Run text through a GBNF grammar with llguidance, byte by byte.
+
+llguidance is imported on first use, so building grammars never needs it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-import llguidance
+from typing import TYPE_CHECKING
 
 from analyzer.gbnf.errors import GrammarCompileError
+
+if TYPE_CHECKING:
+    import llguidance
 
 _EOS = 256
 
@@ -27,12 +32,16 @@ class _ByteTokenizer:
 @lru_cache(maxsize=1)
 def byte_tokenizer() -> llguidance.LLTokenizer:
     """Build (once) the byte-level tokenizer every check runs on."""
+    import llguidance
+
     return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokenizer()))
 
 
 @lru_cache(maxsize=64)
 def compile_gbnf(grammar: str) -> str:
     """Convert GBNF to an llguidance grammar, or raise GrammarCompileError saying why."""
+    import llguidance
+
     try:
         compiled = llguidance.grammar_from("gbnf", grammar)
     except ValueError as exc:
@@ -71,6 +80,8 @@ def _char_offset(text: str, consumed_bytes: int) -> int:
 
 def match_text(grammar: str, text: str) -> GrammarMatch:
     """Feed text to the grammar byte by byte and report where it stopped."""
+    import llguidance
+
     matcher = llguidance.LLMatcher(byte_tokenizer(), compile_gbnf(grammar), log_level=0)
     data = text.encode("utf-8")
     consumed = matcher.try_consume_tokens(list(data))

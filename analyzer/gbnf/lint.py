@@ -136,12 +136,13 @@ class _Reader:
         code = self.peek(1)
         self.pos += 2
         if code in _HEX_ESCAPES:
-            digits = self.text[self.pos : self.pos + _HEX_ESCAPES[code]]
-            if len(digits) != _HEX_ESCAPES[code] or any(c not in "0123456789abcdefABCDEF"
-                                                        for c in digits):
-                self.report(f"escape \\{code} needs {_HEX_ESCAPES[code]} hex digits, found "
-                            f"{digits!r}", pos=start)
-            self.pos += len(digits)
+            wanted = _HEX_ESCAPES[code]
+            digits = self.text[self.pos : self.pos + wanted]
+            valid = len(digits) - len(digits.lstrip("0123456789abcdefABCDEF"))
+            if valid != wanted:
+                self.report(f"escape \\{code} needs {wanted} hex digits, found {digits!r}",
+                            pos=start)
+            self.pos += valid
             if code in "uU":
                 self.report(f"llguidance misreads \\{code} escapes; write the character itself",
                             kind="portability", pos=start)
@@ -264,6 +265,8 @@ class _Reader:
             items.append(item)
 
     def check_repetition_size(self, rep: _Expr) -> None:
+        if rep.low > MAX_REPETITION:
+            return  # already reported by braces()
         weight = _weight(rep.items[0]) * _total(rep)
         if weight >= MAX_REPETITION:
             line, column = rep.where
