@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, NamedTuple
 
 from analyzer.message import Message, ToolCall
-from analyzer.peg import Captured, ParseResult, Role, decode_json, normalize_python_json
+from analyzer.peg import ParseResult, Role, ValueType, decode_json, normalize_python_json
+from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED
+from analyzer.peg.state import Event
 
-INTEGER = re.compile(r"-?[0-9]+")
+INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-BOOLEANS = {"true": True, "True": True, "false": False, "False": False}
+BOOLEANS = {"true": "true", "True": "true", "false": "false", "False": "false"}
 NULLS = ("null", "None")
 
 
@@ -46,98 +50,72 @@ class CallDraft:
     closed: bool = False
 
 
-def declared_types(schema: Mapping[str, Any] | None) -> list[str]:
-    """List the JSON types a schema allows, in declared order (empty: anything)."""
-    if not schema:
-        return []
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    if isinstance(declared, list):
-        return [str(t) for t in declared]
-    options = schema.get("anyOf") or schema.get("oneOf") or []
-    types = [t for option in options for t in declared_types(option)]
-    if not types and "enum" in schema:
-        types = [_json_type_of(v) for v in schema["enum"]]
-    return list(dict.fromkeys(types))
+def typed_json(text: str, type_name: str) -> str | None:
+    """Return text as the JSON text of one JSON type, or None if it is not of that type."""
+    if type_name in ("integer", "number"):
+        return text if (INTEGER if type_name == "integer" else NUMBER).fullmatch(text) else None
+    if type_name == "boolean":
+        return BOOLEANS.get(text)
+    if type_name == "null":
+        return "null" if text in NULLS else None
+    if type_name not in ("array", "object"):
+        return None
+    wanted = list if type_name == "array" else dict
+    try:
+        return text if isinstance(json.loads(text), wanted) else None
+    except ValueError:
+        pass
+    try:
+        value = decode_json(text, python=True)
+    except (ValueError, SyntaxError):
+        return None
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, wanted) else None
 
 
-def _json_type_of(value: Any) -> str:
-    """Name the JSON type of a decoded value."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else "string"
-
-
-def is_string_schema(schema: Mapping[str, Any] | None) -> bool:
-    """Tell whether a tagged value under this schema is plain text (streamed as it comes)."""
-    types = declared_types(schema)
-    return not types or types == ["string"]
-
-
-def typed_value(text: str, type_name: str) -> tuple[bool, Any]:
-    """Read text as a value of one JSON type; return (ok, value)."""
-    if type_name == "integer" and INTEGER.fullmatch(text):
-        return True, int(text)
-    if type_name == "number" and NUMBER.fullmatch(text):
-        return True, json.loads(text)
-    if type_name == "boolean" and text in BOOLEANS:
-        return True, BOOLEANS[text]
-    if type_name == "null" and text in NULLS:
-        return True, None
-    if type_name in ("array", "object"):
-        for python in (False, True):
-            try:
-                value = decode_json(text, python)
-            except (ValueError, SyntaxError):
-                continue
-            if isinstance(value, list if type_name == "array" else dict):
-                return True, value
-    return False, None
-
-
-def type_tagged_value(text: str, schema: Mapping[str, Any] | None) -> str:
-    """Return the JSON text of a tagged value typed by its schema (text stays a string
-    when it fits none of the schema's types: data is never dropped)."""
+def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
+    """Return the JSON text of a tagged value typed by its schema's types (text stays a
+    string when it fits none of them: data is never dropped)."""
     stripped = text.strip()
-    for type_name in declared_types(schema):
+    for type_name in types:
         if type_name == "string":
             break
-        ok, value = typed_value(stripped, type_name)
-        if ok:
-            return json.dumps(value, ensure_ascii=False)
-    return json.dumps(text, ensure_ascii=False)
+        typed = typed_json(stripped, type_name)
+        if typed is not None:
+            return typed
+    return encode_basestring(text)  # type: ignore[no-any-return]
 
 
 def escaped(text: str) -> str:
     """Escape text for the inside of a JSON string (char by char, so prefixes stay prefixes)."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return encode_basestring(text)[1:-1]  # type: ignore[no-any-return]
 
 
 class MessageBuilder:
-    """Fold captures, in input order, into a message; each step returns its fragments."""
+    """Fold captures, in input order, into a message; with record=True also list the
+    fragments each step adds (what a stream sends)."""
 
-    def __init__(self) -> None:
+    def __init__(self, record: bool = False) -> None:
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.calls: list[CallDraft] = []
+        self.fragments: list[Fragment] | None = [] if record else None
 
-    def apply(self, capture: Captured) -> list[Fragment]:
-        """Add one capture; return the fragments it adds to the message."""
-        handler = HANDLERS.get(capture.role)
-        return handler(self, capture) if handler else []
+    def apply(self, event: Event, text: str) -> None:
+        """Add one capture event whose positions index text."""
+        role, start, end, flags, info = event
+        handler = HANDLERS.get(role)
+        if handler is not None:
+            handler(self, text[start:end], flags, info)
 
-    def apply_all(self, captures: tuple[Captured, ...] | list[Captured]) -> list[Fragment]:
-        """Add captures in order; return all their fragments."""
-        return [fragment for capture in captures for fragment in self.apply(capture)]
+    def apply_all(self, events: Iterable[Event], text: str) -> None:
+        """Add capture events in order."""
+        for event in events:
+            self.apply(event, text)
+
+    def take_fragments(self) -> list[Fragment]:
+        """Return the fragments recorded since the last call, and forget them."""
+        taken, self.fragments = self.fragments or [], []
+        return taken
 
     def message(self) -> Message:
         """Return the message built so far."""
@@ -151,81 +129,86 @@ class MessageBuilder:
             tool_calls=calls,
         )
 
-    def _text(self, capture: Captured) -> list[Fragment]:
-        """Append content or reasoning text."""
-        if not capture.text:
-            return []
-        is_content = capture.role == Role.CONTENT
-        (self.content if is_content else self.reasoning).append(capture.text)
-        return [Fragment("content" if is_content else "reasoning", capture.text)]
+    def _content(self, text: str, flags: int, info: Any) -> None:
+        """Append content text."""
+        self.content.append(text)
+        if self.fragments is not None and text:
+            self.fragments.append(Fragment("content", text))
 
-    def _open(self, capture: Captured) -> list[Fragment]:
+    def _reasoning(self, text: str, flags: int, info: Any) -> None:
+        """Append reasoning text."""
+        self.reasoning.append(text)
+        if self.fragments is not None and text:
+            self.fragments.append(Fragment("reasoning", text))
+
+    def _open(self, text: str, flags: int, info: Any) -> None:
         """Start a tool call."""
         self.calls.append(CallDraft())
-        return []
 
-    def _close(self, capture: Captured) -> list[Fragment]:
+    def _close(self, text: str, flags: int, info: Any) -> None:
         """Finish the current tool call (closing tagged arguments)."""
         call = self._call()
         call.closed = True
         if call.arg_count:
-            return self._args(call, "}")
-        return [] if call.args else self._args(call, "{}")
+            self._args(call, "}")
+        elif not call.args:
+            self._args(call, "{}")
 
-    def _name(self, capture: Captured) -> list[Fragment]:
+    def _name(self, text: str, flags: int, info: Any) -> None:
         """Name the current call and announce it with any arguments seen before the name."""
-        if capture.partial:
-            return []
+        if flags & PARTIAL:
+            return
         call = self._call(fresh=True)
-        call.name = json.loads(capture.text) if capture.quoted else capture.text
+        call.name = json.loads(text) if flags & QUOTED else text
         call.announced = True
-        index = len(self.calls) - 1
-        header = Fragment("tool", call=index, name=call.name or "", id=call.id)
-        early = "".join(call.args)
-        return [header, Fragment("args", early, index)] if early else [header]
+        if self.fragments is not None:
+            index = len(self.calls) - 1
+            self.fragments.append(Fragment("tool", call=index, name=call.name or "", id=call.id))
+            if call.args:
+                self.fragments.append(Fragment("args", "".join(call.args), index))
 
-    def _id(self, capture: Captured) -> list[Fragment]:
+    def _id(self, text: str, flags: int, info: Any) -> None:
         """Set the current call's id."""
-        if capture.partial:
-            return []
+        if flags & PARTIAL:
+            return
         call = self._call()
-        call.id = json.loads(capture.text) if capture.quoted else capture.text
-        if not call.announced:
-            return []
-        return [Fragment("id", call=len(self.calls) - 1, id=call.id)]
+        call.id = json.loads(text) if flags & QUOTED else text
+        if call.announced and self.fragments is not None:
+            self.fragments.append(Fragment("id", call=len(self.calls) - 1, id=call.id))
 
-    def _json_args(self, capture: Captured) -> list[Fragment]:
+    def _json_args(self, text: str, flags: int, info: Any) -> None:
         """Add JSON argument text (python-flavoured text waits until complete)."""
         call = self._call()
-        if not capture.python:
-            return self._args(call, capture.text)
-        call.buffered.append(capture.text)
-        if capture.partial:
-            return []
-        text, call.buffered = "".join(call.buffered), []
-        return self._args(call, normalize_python_json(text))
+        if not flags & PYTHON:
+            self._args(call, text)
+            return
+        call.buffered.append(text)
+        if not flags & PARTIAL:
+            whole, call.buffered = "".join(call.buffered), []
+            self._args(call, normalize_python_json(whole))
 
-    def _arg_name(self, capture: Captured) -> list[Fragment]:
+    def _arg_name(self, text: str, flags: int, info: Any) -> None:
         """Open one tagged argument in the arguments object."""
-        if capture.partial:
-            return []
+        if flags & PARTIAL:
+            return
         call = self._call()
         separator = ", " if call.arg_count else "{"
         call.arg_count += 1
-        return self._args(call, separator + json.dumps(capture.text, ensure_ascii=False) + ": ")
+        self._args(call, separator + json_key(text))
 
-    def _arg_string(self, capture: Captured) -> list[Fragment]:
+    def _arg_string(self, text: str, flags: int, info: Any) -> None:
         """Add a raw tagged value: streamed as a JSON string, or typed once complete."""
         call = self._call()
-        if not is_string_schema(capture.info):
-            call.buffered.append(capture.text)
-            if capture.partial:
-                return []
-            text, call.buffered = "".join(call.buffered), []
-            return self._args(call, type_tagged_value(text, capture.info))
-        opening = "" if capture.continued else '"'
-        closing = "" if capture.partial else '"'
-        return self._args(call, opening + escaped(capture.text) + closing)
+        value_type = info if isinstance(info, ValueType) else ValueType.of(info)
+        if not value_type.text_only:
+            call.buffered.append(text)
+            if not flags & PARTIAL:
+                whole, call.buffered = "".join(call.buffered), []
+                self._args(call, type_tagged_value(whole, value_type.types))
+            return
+        opening = "" if flags & CONTINUED else '"'
+        closing = "" if flags & PARTIAL else '"'
+        self._args(call, opening + escaped(text) + closing)
 
     def _call(self, fresh: bool = False) -> CallDraft:
         """Return the call being built (a name after a named call starts a new one)."""
@@ -233,19 +216,24 @@ class MessageBuilder:
             self.calls.append(CallDraft())
         return self.calls[-1]
 
-    def _args(self, call: CallDraft, text: str) -> list[Fragment]:
+    def _args(self, call: CallDraft, text: str) -> None:
         """Append argument text; it is sent once the call has been announced."""
         if not text:
-            return []
+            return
         call.args.append(text)
-        if not call.announced:
-            return []
-        return [Fragment("args", text, len(self.calls) - 1)]
+        if call.announced and self.fragments is not None:
+            self.fragments.append(Fragment("args", text, len(self.calls) - 1))
+
+
+@lru_cache(maxsize=1024)
+def json_key(name: str) -> str:
+    """Return `"name": ` for an arguments object."""
+    return encode_basestring(name) + ": "
 
 
 HANDLERS = {
-    Role.CONTENT: MessageBuilder._text,
-    Role.REASONING: MessageBuilder._text,
+    Role.CONTENT: MessageBuilder._content,
+    Role.REASONING: MessageBuilder._reasoning,
     Role.TOOL_OPEN: MessageBuilder._open,
     Role.TOOL_CLOSE: MessageBuilder._close,
     Role.TOOL_NAME: MessageBuilder._name,
@@ -260,5 +248,5 @@ HANDLERS = {
 def to_message(result: ParseResult) -> Message:
     """Map a parse result to an OpenAI message."""
     builder = MessageBuilder()
-    builder.apply_all(result.captures)
+    builder.apply_all(result.events, result.text)
     return builder.message()

@@ -14,9 +14,8 @@ from typing import Any
 
 from analyzer.mapper import Fragment, MessageBuilder
 from analyzer.message import Message, ToolCall
-from analyzer.peg import Captured, Expr, Parser
+from analyzer.peg import Expr, Parser
 from analyzer.peg.parser import run
-from analyzer.peg.result import captured
 from analyzer.peg.state import Event
 
 
@@ -100,7 +99,7 @@ class StreamParser:
         self.expr: Expr = parser.start
         self.buffer = ""
         self.origin = (0, 1, 1)  # offset, line, column of buffer[0] in the whole output
-        self.builder = MessageBuilder()
+        self.builder = MessageBuilder(record=True)
         self.finished = False
 
     def feed(self, chunk: str) -> list[Delta]:
@@ -129,8 +128,8 @@ class StreamParser:
 
     def _emit(self, events: list[Event]) -> list[Delta]:
         """Map final events to deltas."""
-        spans: list[Captured] = [captured(event, self.buffer, self.origin[0]) for event in events]
-        return [delta_of(f) for f in merge_fragments(self.builder.apply_all(spans))]
+        self.builder.apply_all(events, self.buffer)
+        return [delta_of(f) for f in merge_fragments(self.builder.take_fragments())]
 
     def _drop(self, pos: int) -> None:
         """Forget the text before pos: it is final."""

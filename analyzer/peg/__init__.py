@@ -39,7 +39,7 @@ from analyzer.peg.builder import (
 )
 from analyzer.peg.errors import PegParseError
 from analyzer.peg.expressions import Expr, Rule, choice, sequence
-from analyzer.peg.json_values import conforms, decode_json, normalize_python_json
+from analyzer.peg.json_values import ValueType, conforms, decode_json, normalize_python_json
 from analyzer.peg.parser import Parser, Run, run
 from analyzer.peg.result import Captured, ParseResult
 from analyzer.peg.roles import Role
@@ -53,6 +53,7 @@ __all__ = [
     "Role",
     "Rule",
     "Run",
+    "ValueType",
     "arg_json_value",
     "arg_name",
     "arg_string_value",

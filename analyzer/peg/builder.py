@@ -22,7 +22,7 @@ from analyzer.peg.expressions import (
     choice,
     sequence,
 )
-from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
+from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue, ValueType
 from analyzer.peg.roles import Role
 from analyzer.peg.scanning import End, Literal, Regex, Rest, Space, Until
 
@@ -168,7 +168,7 @@ def arg_name(item: Expr) -> Expr:
 
 def arg_string_value(item: Expr, schema: Mapping[str, Any] | None = None) -> Expr:
     """Capture a raw tagged argument value; the mapper types it by schema."""
-    return Capture(Role.ARG_STRING_VALUE, item, schema)
+    return Capture(Role.ARG_STRING_VALUE, item, ValueType.of(schema))
 
 
 def arg_json_value(item: Expr) -> Expr:

@@ -73,6 +73,9 @@ class Capture(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
 
+    def prefix(self) -> tuple[str, bool]:
+        return self.item.prefix()
+
 
 class ToolCapture(Expr):
     """Mark the start and end of one tool call around item."""
@@ -99,3 +102,6 @@ class ToolCapture(Expr):
 
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.item.prefix()[0], False

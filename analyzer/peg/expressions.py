@@ -11,6 +11,8 @@ a failure after it is a parse error, and a stream may commit to what was parsed 
 
 from __future__ import annotations
 
+import os
+
 from analyzer.peg.state import FAIL, NEED, MatchState
 
 # Precedence levels for the readable dump: what needs parentheses where.
@@ -38,6 +40,12 @@ class Expr:
         """Return the sub-expressions (for walking the tree)."""
         return ()
 
+    def prefix(self) -> tuple[str, bool]:
+        """Return the text every match starts with, and whether a match is exactly that text.
+
+        Choices use it to skip alternatives with one str.startswith call."""
+        return "", False
+
     def __add__(self, other: Expr) -> Expr:
         return sequence(self, other)
 
@@ -64,6 +72,9 @@ class Eps(Expr):
 
     def describe(self) -> str:
         return "eps"
+
+    def prefix(self) -> tuple[str, bool]:
+        return "", True
 
 
 EPS = Eps()
@@ -107,6 +118,15 @@ class Sequence(Expr):
     def children(self) -> tuple[Expr, ...]:
         return self.items
 
+    def prefix(self) -> tuple[str, bool]:
+        text = ""
+        for item in self.items:
+            lead, exact = item.prefix()
+            text += lead
+            if not exact:
+                return text, False
+        return text, True
+
 
 def _continue_sequence(head: Expr | None, rest: tuple[Expr, ...]) -> Expr:
     """Build `head rest...`, flattening so resumed expressions never nest deeper."""
@@ -121,15 +141,24 @@ def _continue_sequence(head: Expr | None, rest: tuple[Expr, ...]) -> Expr:
 class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
-    __slots__ = ("alternatives",)
+    __slots__ = ("alternatives", "leads")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
         self.alternatives = alternatives
+        # (alternative, its literal prefix, what a trace says is expected): computed at first
+        # use, because rule bodies may be defined after the choice is built.
+        self.leads: tuple[tuple[Expr, str, str], ...] | None = None
 
     def match(self, st: MatchState, pos: int) -> int:
         events_at_start = len(st.events)
-        for index, alternative in enumerate(self.alternatives):
+        leads = self.leads or self._compute_leads()
+        text = st.text
+        for index, (alternative, lead, expected) in enumerate(leads):
+            if lead and not text.startswith(lead, pos) and not _may_start(st, pos, lead):
+                if pos >= st.fail_pos:
+                    st.fail(pos, expected)
+                continue
             commits = st.commits
             end = alternative.match(st, pos)
             if end >= 0:
@@ -143,6 +172,12 @@ class Choice(Expr):
                 return FAIL
         return FAIL
 
+    def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
+        """Find each alternative's literal prefix once."""
+        leads = [(alt, alt.prefix()[0]) for alt in self.alternatives]
+        self.leads = tuple((alt, lead, f"`{lead}`") for alt, lead in leads)
+        return self.leads
+
     def _hold_unless_decided(self, st: MatchState, pos: int, index: int, events: int) -> None:
         """Keep the resume point inside alternative index only if no later one can match."""
         later = tuple(alt for alt in self.alternatives[index + 1 :] if _may_match(alt, st, pos))
@@ -154,6 +189,14 @@ class Choice(Expr):
 
     def children(self) -> tuple[Expr, ...]:
         return self.alternatives
+
+    def prefix(self) -> tuple[str, bool]:
+        return os.path.commonprefix([alt.prefix()[0] for alt in self.alternatives]), False
+
+
+def _may_start(st: MatchState, pos: int, lead: str) -> bool:
+    """Tell whether partial input ends inside lead (so an alternative may still match)."""
+    return st.partial and st.n - pos < len(lead) and lead.startswith(st.text[pos:])
 
 
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
@@ -258,6 +301,9 @@ class Repeat(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
 
+    def prefix(self) -> tuple[str, bool]:
+        return (self.item.prefix()[0] if self.least else ""), False
+
 
 class Peek(Expr):
     """Succeed without consuming if the item matches here."""
@@ -312,11 +358,12 @@ class Not(Expr):
 class Rule(Expr):
     """A named expression: shown by name in the dump and in error traces."""
 
-    __slots__ = ("name", "body")
+    __slots__ = ("name", "body", "visiting")
 
     def __init__(self, name: str, body: Expr | None = None) -> None:
         self.name = name
         self.body = body
+        self.visiting = False  # guards prefix() against recursive rules
 
     def define(self, body: Expr) -> Rule:
         """Set the body later (for recursive rules); return self."""
@@ -339,6 +386,15 @@ class Rule(Expr):
 
     def children(self) -> tuple[Expr, ...]:
         return (self.body,) if self.body is not None else ()
+
+    def prefix(self) -> tuple[str, bool]:
+        if self.body is None or self.visiting:
+            return "", False
+        self.visiting = True
+        try:
+            return self.body.prefix()
+        finally:
+            self.visiting = False
 
 
 def sequence(*items: Expr) -> Expr:

@@ -10,6 +10,7 @@ import ast
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from analyzer.peg.expressions import Expr
@@ -171,3 +172,54 @@ class SchemaValue(Expr):
 
     def describe(self) -> str:
         return f"schema({json.dumps(self.schema, sort_keys=True)})"
+
+
+def declared_types(schema: Mapping[str, Any] | None) -> list[str]:
+    """List the JSON types a schema allows, in declared order (empty: anything)."""
+    if not schema:
+        return []
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [str(t) for t in declared]
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    types = [t for option in options for t in declared_types(option)]
+    if not types and "enum" in schema:
+        types = [_json_type_of(v) for v in schema["enum"]]
+    return list(dict.fromkeys(types))
+
+
+def _json_type_of(value: Any) -> str:
+    """Name the JSON type of a decoded value."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "string"
+
+
+def is_string_schema(schema: Mapping[str, Any] | None) -> bool:
+    """Tell whether a tagged value under this schema is plain text (streamed as it comes)."""
+    types = declared_types(schema)
+    return not types or types == ["string"]
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """The schema of a tagged argument value, with what the mapper needs to know precomputed."""
+
+    schema: Mapping[str, Any] | None
+    types: tuple[str, ...]  # the JSON types allowed, in declared order (empty: any)
+    text_only: bool  # plain text: streamed as a JSON string as it comes
+
+    @staticmethod
+    def of(schema: Mapping[str, Any] | None) -> ValueType:
+        """Describe a value under schema (None: any text)."""
+        return ValueType(schema, tuple(declared_types(schema)), is_string_schema(schema))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from analyzer.peg.errors import PegParseError
 from analyzer.peg.expressions import Expr, Rule, sequence
-from analyzer.peg.result import ParseResult, captured
+from analyzer.peg.result import ParseResult
 from analyzer.peg.scanning import End
 from analyzer.peg.state import FAIL, NEED, Event, MatchState
 
@@ -79,11 +79,7 @@ class Parser:
         is returned."""
         result = run(self.start, text, 0, partial)
         events = result.certain_events()
-        return ParseResult(
-            text=text,
-            captures=tuple(captured(event, text) for event in events),
-            complete=not result.needs_more,
-        )
+        return ParseResult(text=text, events=tuple(events), complete=not result.needs_more)
 
     def dump(self) -> str:
         """Return the grammar as readable PEG rules, the root first."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
@@ -38,7 +39,7 @@ def captured(event: Event, text: str, offset: int = 0) -> Captured:
     """Turn an internal event into a Captured span (positions shifted by offset)."""
     role, start, end, flags, info = event
     return Captured(
-        role=Role(role),
+        role=role,
         start=start + offset,
         end=end + offset,
         text=text[start:end],
@@ -55,8 +56,13 @@ class ParseResult:
     """The captures of one parse; `complete` is False when partial input ended mid-way."""
 
     text: str
-    captures: tuple[Captured, ...]
+    events: tuple[Event, ...] = field(repr=False)  # raw captures, for fast mapping
     complete: bool
+
+    @cached_property
+    def captures(self) -> tuple[Captured, ...]:
+        """Return the captured spans in input order."""
+        return tuple(captured(event, self.text) for event in self.events)
 
     def by_role(self, role: Role) -> tuple[Captured, ...]:
         """Return the captures of one role, in input order."""

@@ -40,6 +40,9 @@ class Literal(Expr):
     def describe(self) -> str:
         return quote(self.text)
 
+    def prefix(self) -> tuple[str, bool]:
+        return self.text, True
+
 
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     """Return the length of the longest tail of text[start:end] that begins some marker."""

@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from analyzer.peg.expressions import Expr
+    from analyzer.peg.roles import Role
 
 # Match outcomes other than an end position (which is >= 0).
 FAIL = -1
 NEED = -2
 
 # An event: (role, start, end, flags, info). Plain tuples: built in the hot loop.
-Event = tuple[str, int, int, int, Any]
+Event = tuple["Role", int, int, int, Any]
 
 
 class MatchState:
