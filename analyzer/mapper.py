@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
 from analyzer.message import Message, ToolCall
@@ -82,12 +82,12 @@ def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
         typed = typed_json(stripped, type_name)
         if typed is not None:
             return typed
-    return encode_basestring(text)  # type: ignore[no-any-return]
+    return encode_basestring(text)
 
 
 def escaped(text: str) -> str:
     """Escape text for the inside of a JSON string (char by char, so prefixes stay prefixes)."""
-    return encode_basestring(text)[1:-1]  # type: ignore[no-any-return]
+    return encode_basestring(text)[1:-1]
 
 
 class MessageBuilder:
