@@ -1,0 +1,63 @@
+"""Storing templates once and deciding when an analysis is new."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from lab.analyses import engine, intake
+from lab.analyses.models import Analysis, Template, TemplateOrigin, options_key
+
+pytestmark = pytest.mark.django_db
+
+SOURCE = "{% for m in messages %}{{ m.content }}{% endfor %}"
+
+
+def test_a_template_is_stored_once_under_the_sha256_of_its_source() -> None:
+    first = intake.store_template(engine.load_pasted(SOURCE))
+    again = intake.store_template(engine.load_pasted(SOURCE))
+    assert first.pk == again.pk
+    assert first.sha256 == hashlib.sha256(SOURCE.encode()).hexdigest()
+    assert Template.objects.count() == 1
+
+
+def test_each_arrival_is_recorded_as_an_origin() -> None:
+    intake.ingest(engine.load_pasted(SOURCE), TemplateOrigin.Kind.PASTE)
+    intake.ingest(engine.load_pasted(SOURCE), TemplateOrigin.Kind.UPLOAD, filename="t.jinja")
+    template = Template.objects.get()
+    assert sorted(template.origins.values_list("kind", flat=True)) == ["paste", "upload"]
+
+
+def test_asking_again_returns_the_same_live_analysis() -> None:
+    template = intake.store_template(engine.load_pasted(SOURCE))
+    first = intake.request_analysis(template)
+    assert intake.request_analysis(template).pk == first.pk
+    assert first.analyzer_version == engine.analyzer_version()
+
+
+def test_a_failed_analysis_is_kept_and_a_new_one_is_queued_beside_it() -> None:
+    template = intake.store_template(engine.load_pasted(SOURCE))
+    failed = intake.request_analysis(template)
+    Analysis.objects.filter(pk=failed.pk).update(status=Analysis.Status.FAILED, error="boom")
+    retry = intake.request_analysis(template)
+    assert retry.pk != failed.pk
+    assert Analysis.objects.get(pk=failed.pk).error == "boom"
+
+
+def test_another_analyzer_version_or_options_make_a_new_analysis() -> None:
+    template = intake.store_template(engine.load_pasted(SOURCE))
+    old = Analysis.objects.create(
+        template=template,
+        analyzer_version="0.0.1+old",
+        options_key=options_key({}),
+        status=Analysis.Status.DONE,
+    )
+    current = intake.request_analysis(template)
+    with_options = intake.request_analysis(template, {"handler": "auto"})
+    assert len({old.pk, current.pk, with_options.pk}) == 3
+
+
+def test_options_key_ignores_key_order() -> None:
+    assert options_key({"a": 1, "b": [1, 2]}) == options_key({"b": [1, 2], "a": 1})
+    assert options_key({"a": 1}) != options_key({"a": 2})

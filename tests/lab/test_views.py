@@ -1,0 +1,247 @@
+"""Pages and their JSON twins, through Django's test client (Celery runs tasks inline)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from lab.analyses.models import Analysis, Template, TemplateOrigin
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def qwen3(corpus_templates: Path) -> str:
+    return (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+
+
+@pytest.fixture
+def submit(client: Client, django_capture_on_commit_callbacks: Any) -> Callable[..., Any]:
+    """POST a form and run what was queued on commit (the Celery task, inline)."""
+
+    def post(url: str, data: dict[str, Any], **extra: Any) -> Any:
+        with django_capture_on_commit_callbacks(execute=True):
+            return client.post(url, data, **extra)
+
+    return post
+
+
+def test_home_offers_paste_upload_and_hub_forms_each_with_a_csrf_token(client: Client) -> None:
+    page = client.get("/").content.decode()
+    for form_id in ("paste-form", "upload-form", "hub-form"):
+        assert f'id="{form_id}"' in page
+    assert page.count('name="csrfmiddlewaretoken"') == 3
+    assert 'hx-headers=\'{"X-CSRFToken": ' in page
+
+
+def test_pages_carry_a_content_security_policy(client: Client) -> None:
+    assert "script-src 'self'" in client.get("/")["Content-Security-Policy"]
+
+
+def test_forms_refuse_posts_without_csrf_token() -> None:
+    strict = Client(enforce_csrf_checks=True)
+    assert strict.post("/new/paste/", {"source": "x"}).status_code == 403
+    assert strict.post("/new/hub/", {"repo_id": "a/b"}).status_code == 403
+
+
+def test_a_pasted_template_is_analyzed_and_its_page_shows_the_variant_pairs(
+    submit: Callable[..., Any], client: Client, qwen3: str
+) -> None:
+    response = submit("/new/paste/", {"source": qwen3})
+    analysis = Analysis.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/a/{analysis.pk}/"
+    assert analysis.status == Analysis.Status.DONE
+    page = client.get(f"/a/{analysis.pk}/").content.decode()
+    assert 'id="variant-pairs"' in page and 'id="cmp-R1"' in page
+    # Markers link to their place in the pair that produced them.
+    assert 'href="#m0' in page and 'data-pair="cmp-' in page
+    assert "&lt;think&gt;" in page
+    assert "enable_thinking=false" in page and "closed" in page
+
+
+def test_htmx_submissions_are_redirected_by_header(submit: Callable[..., Any], qwen3: str) -> None:
+    response = submit("/new/paste/", {"source": qwen3}, **HTMX)
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == f"/a/{Analysis.objects.get().pk}/"
+
+
+def test_an_invalid_form_comes_back_as_its_partial_with_status_422(client: Client) -> None:
+    response = client.post("/new/paste/", {"source": ""}, **HTMX)
+    body = response.content.decode()
+    assert response.status_code == 422
+    assert body.lstrip().startswith('<form id="paste-form"') and "<html" not in body
+    assert "This field is required." in body
+
+
+def test_the_same_template_pasted_twice_reuses_template_and_analysis(
+    submit: Callable[..., Any], qwen3: str
+) -> None:
+    first = submit("/new/paste/", {"source": qwen3})
+    second = submit("/new/paste/", {"source": qwen3})
+    assert first["Location"] == second["Location"]
+    assert (Template.objects.count(), Analysis.objects.count()) == (1, 1)
+    assert TemplateOrigin.objects.count() == 2
+
+
+def test_an_upload_over_the_limit_is_refused_with_its_size(client: Client, settings: Any) -> None:
+    settings.LAB_MAX_TEMPLATE_BYTES = 1000
+    upload = SimpleUploadedFile("big.jinja", b"x" * 2500)
+    response = client.post("/new/upload/", {"file": upload})
+    assert response.status_code == 422
+    assert (
+        "The template is 2,500 bytes; the lab accepts at most 1,000 bytes"
+        in response.content.decode()
+    )
+    assert not Template.objects.exists()
+
+
+def test_an_uploaded_jinja_file_is_analyzed(submit: Callable[..., Any], qwen3: str) -> None:
+    upload = SimpleUploadedFile("chat_template.jinja", qwen3.encode())
+    response = submit("/new/upload/", {"file": upload})
+    origin = TemplateOrigin.objects.get()
+    assert response.status_code == 302
+    assert (origin.kind, origin.filename) == ("upload", "chat_template.jinja")
+    assert Analysis.objects.get().status == Analysis.Status.DONE
+
+
+def test_an_uploaded_config_with_named_templates_keeps_every_one(
+    submit: Callable[..., Any], client: Client, fake_hub: Any
+) -> None:
+    config = fake_hub.repos["tests/named"].files["tokenizer_config.json"]
+    submit("/new/upload/", {"file": SimpleUploadedFile("tokenizer_config.json", config)})
+    names = sorted(TemplateOrigin.objects.values_list("template_name", flat=True))
+    assert names == ["default", "tool_use"]
+    default = Template.objects.get(origins__template_name="default")
+    assert (default.bos_token, default.eos_token) == ("<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>")
+    page = client.get(Analysis.objects.get().get_absolute_url()).content.decode()
+    assert 'id="siblings"' in page and ">tool_use</a>" in page
+
+
+def test_a_hub_fetch_records_the_resolved_commit(submit: Callable[..., Any], hub_env: Any) -> None:
+    response = submit("/new/hub/", {"repo_id": "corpus/Qwen-Qwen3-0.6B", "revision": "main"})
+    origin = TemplateOrigin.objects.get()
+    assert response.status_code == 302
+    assert origin.commit_sha == hub_env.repos["corpus/Qwen-Qwen3-0.6B"].sha
+    assert (origin.kind, origin.repo_id, origin.revision) == (
+        "hub",
+        "corpus/Qwen-Qwen3-0.6B",
+        "main",
+    )
+    assert Analysis.objects.get().status == Analysis.Status.DONE
+
+
+@pytest.mark.parametrize(
+    ("repo_id", "revision", "message"),
+    [
+        ("nobody/nothing", "", "Repository nobody/nothing was not found"),
+        ("tests/no-template", "", "has no chat template file"),
+        ("tests/gated", "", "tests/gated is gated"),
+        ("tests/private", "", "refused access to tests/private"),
+        ("corpus/Qwen-Qwen3-0.6B", "nope", "Revision &#x27;nope&#x27; does not exist"),
+        ("tests/slow", "", "did not answer within 1 s"),
+    ],
+)
+def test_hub_failures_are_explained_on_the_form(
+    client: Client, hub_env: Any, repo_id: str, revision: str, message: str
+) -> None:
+    response = client.post("/new/hub/", {"repo_id": repo_id, "revision": revision}, **HTMX)
+    assert response.status_code == 422
+    assert message in response.content.decode()
+    assert not Template.objects.exists()
+
+
+def test_a_hub_repo_with_several_named_templates_asks_which_one(
+    submit: Callable[..., Any], hub_env: Any
+) -> None:
+    asked = submit("/new/hub/", {"repo_id": "tests/named"}, **HTMX)
+    body = asked.content.decode()
+    assert asked.status_code == 422
+    assert "This repo has 2 chat templates: pick one." in body
+    assert '<option value="tool_use">' in body
+    picked = submit("/new/hub/", {"repo_id": "tests/named", "template_name": "tool_use"})
+    assert picked.status_code == 302
+    assert TemplateOrigin.objects.get().template_name == "tool_use"
+
+
+def test_a_failed_analysis_shows_its_error_and_keeps_the_template(
+    submit: Callable[..., Any], client: Client
+) -> None:
+    submit("/new/paste/", {"source": "{% if %}"})
+    analysis = Analysis.objects.get()
+    page = client.get(analysis.get_absolute_url()).content.decode()
+    assert analysis.status == Analysis.Status.FAILED
+    assert 'id="analysis-error"' in page and "syntax error at line 1" in page
+    source_page = client.get(analysis.template.get_absolute_url()).content.decode()
+    assert "{% if %}" in source_page
+
+
+def test_a_pending_analysis_polls_for_its_body_partial(client: Client) -> None:
+    template = Template.objects.create(sha256="a" * 64, source="x")
+    analysis = Analysis.objects.create(template=template, analyzer_version="v", options_key="k")
+    page = client.get(analysis.get_absolute_url()).content.decode()
+    assert 'hx-trigger="every 700ms"' in page
+    partial = client.get(analysis.get_absolute_url(), **HTMX).content.decode()
+    assert partial.lstrip().startswith('<div id="analysis-body"') and "<html" not in partial
+    assert "waiting for a worker" in partial
+
+
+def test_json_views_describe_the_analysis_and_keep_the_canonical_bytes(
+    submit: Callable[..., Any], client: Client, qwen3: str
+) -> None:
+    submit("/new/paste/", {"source": qwen3})
+    analysis = Analysis.objects.get()
+    inline = client.get(f"/a/{analysis.pk}/?format=json").json()
+    api = client.get(f"/api/analyses/{analysis.pk}/").json()
+    raw = client.get(f"/api/analyses/{analysis.pk}/result.json")
+    assert inline == api
+    assert api["status"] == "done" and api["template_sha256"] == analysis.template.sha256
+    assert api["result"] == json.loads(analysis.result_json)
+    assert raw.content.decode() == analysis.result_json
+    assert api["result_url"].endswith(f"/api/analyses/{analysis.pk}/result.json")
+
+
+def test_template_permalink_shows_source_origins_and_analyses(
+    submit: Callable[..., Any], client: Client, qwen3: str
+) -> None:
+    submit("/new/paste/", {"source": qwen3})
+    template = Template.objects.get()
+    page = client.get(f"/t/{template.sha256}/").content.decode()
+    assert template.sha256 in page and 'id="template-source"' in page
+    data = client.get(f"/api/templates/{template.sha256}/").json()
+    assert data["source"] == qwen3
+    assert [o["kind"] for o in data["origins"]] == ["paste"]
+    assert data["analyses"][0]["status"] == "done"
+    assert client.get(f"/t/{template.sha256}/?format=json").json() == data
+
+
+def test_analyse_again_queues_nothing_new_when_the_current_analysis_exists(
+    submit: Callable[..., Any], qwen3: str
+) -> None:
+    submit("/new/paste/", {"source": qwen3})
+    template = Template.objects.get()
+    response = submit(f"/t/{template.sha256}/analyze/", {})
+    assert response["Location"] == Analysis.objects.get().get_absolute_url()
+
+
+def test_unknown_permalinks_are_not_found(client: Client) -> None:
+    assert client.get("/a/999/").status_code == 404
+    assert client.get(f"/t/{'f' * 64}/").status_code == 404
+    assert client.get("/api/analyses/999/result.json").status_code == 404
+
+
+def test_the_parser_panel_rejects_tools_that_are_not_json(
+    submit: Callable[..., Any], client: Client, qwen3: str
+) -> None:
+    submit("/new/paste/", {"source": qwen3})
+    url = f"/a/{Analysis.objects.get().pk}/parser/"
+    response = client.post(url, {"tools": "[{oops", "reasoning_format": "auto"}, **HTMX)
+    assert response.status_code == 422
+    assert "Tools must be a JSON array of tool definitions" in response.content.decode()
