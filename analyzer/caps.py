@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import jinja2
 import jinja2.ext
@@ -49,6 +51,30 @@ class ProbeResult:
     caps: Capabilities
     calls: CallFactory
     base_tools: list[dict[str, object]] | None  # tools for probes not about tools
+
+
+_UNDEFINED_RE = re.compile(r"'(\w+)' is undefined")
+
+
+def required_kwargs(renderer: VariantRenderer, kwargs: tuple[str, ...]) -> dict[str, str]:
+    """Give an empty string to each extra variable the template cannot render without.
+
+    Some templates (Firefunction's `functions`, `datetime`) read variables their serving
+    code supplies; the analysis supplies "" so the rest of the template can be compared.
+    """
+    found: dict[str, str] = {}
+    probe = {"role": "user", "content": USER_MSG}
+    for _ in range(len(kwargs)):
+        try:
+            extra: dict[str, Any] = dict(found)
+            renderer.template.render([probe], tools=TOOLS, add_generation_prompt=True, **extra)
+            return found
+        except Exception as exc:  # noqa: BLE001 - any failure may name an undefined variable
+            match = _UNDEFINED_RE.search(str(exc))
+            if match is None or match.group(1) not in kwargs or match.group(1) in found:
+                return found
+            found[match.group(1)] = ""
+    return found
 
 
 def needs_tools(renderer: VariantRenderer) -> bool:
@@ -103,6 +129,8 @@ def _shows(renderer: VariantRenderer, inp: RenderInput, needle: str) -> bool:
 
 def probe_capabilities(renderer: VariantRenderer) -> ProbeResult:
     """Render probes through the template and report what it supports."""
+    kwargs = template_kwargs(renderer.template.source)
+    renderer.defaults.update(required_kwargs(renderer, kwargs))
     object_ok = _calls_visible(renderer, CallFactory(string_args=False))
     string_ok = _calls_visible(renderer, CallFactory(string_args=True))
     factory = CallFactory(string_args=string_ok and not object_ok)
@@ -121,7 +149,7 @@ def probe_capabilities(renderer: VariantRenderer) -> ProbeResult:
         supports_string_arguments=string_ok,
         requires_typed_content=_requires_typed_content(renderer, base_tools),
         requires_non_null_content=calls_ok and _requires_non_null(renderer, factory),
-        template_kwargs=template_kwargs(renderer.template.source),
+        template_kwargs=kwargs,
     )
     return ProbeResult(caps, factory, base_tools)
 

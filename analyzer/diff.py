@@ -165,11 +165,20 @@ def after_common_suffix(full: str, left: str, right: str) -> str:
     return full[index + len(common) :] if index >= 0 else ""
 
 
-def marker_run_before(text: str, end: int, *, with_word: bool = True) -> tuple[int, int] | None:
-    """Find the marker group ending at end: `marker`, or `marker word marker` if allowed."""
+def marker_run_before(
+    text: str, end: int, *, with_word: bool = True, trailing_word: bool = False
+) -> tuple[int, int] | None:
+    """Find the marker group ending at end: `marker`, or `marker word marker` if allowed.
+
+    With trailing_word, a group may also be `marker word` (as in `<|channel>thought`).
+    """
     spans = marker_spans(text)
     index = bisect.bisect_right(spans, (end, len(text) + 1)) - 1
-    if index < 0 or spans[index][1] != end:
+    if index < 0:
+        return None
+    if spans[index][1] != end:
+        if trailing_word and _WORD_RE.fullmatch(text, spans[index][1], end) is not None:
+            return spans[index][0], end
         return None
     start = spans[index][0]
     if with_word and index > 0:

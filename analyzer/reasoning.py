@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from analyzer.context import AnalysisContext
@@ -44,7 +45,7 @@ class Wrapper:
 def wrapper_around(text: str, begin: int, finish: int) -> Wrapper:
     """Find the marker group before text[begin:finish] and the one after, across whitespace."""
     return Wrapper(
-        marker_run_before(text, skip_space_back(text, begin)),
+        marker_run_before(text, skip_space_back(text, begin), trailing_word=True),
         marker_run_after(text, skip_space(text, finish)),
     )
 
@@ -56,6 +57,8 @@ def in_region(span: tuple[int, int] | None, low: int, high: int) -> bool:
 
 def with_reasoning(field_name: str, content: str | None = ASSISTANT_MSG) -> dict[str, object]:
     """Build an assistant message carrying REASONING_MSG under field_name."""
+    if field_name == CHUNK_FIELD:
+        return thinking_chunks(content or "")
     message = assistant(content)
     message[field_name] = REASONING_MSG
     return message
@@ -83,9 +86,25 @@ def compare_reasoning_presence(ctx: AnalysisContext) -> ReasoningAnalysis:
         if comparison.diff is not None and REASONING_MSG in comparison.diff.right:
             ctx.record(comparison)
             return _markers_from_presence(ctx, comparison)
-    ctx.compare("R1", R1_TITLE, base, render_input(f"with {REASONING_FIELDS[0]}",
-                [user(), with_reasoning(REASONING_FIELDS[0])], tools=tools))
+    chunks = render_input(f"with {CHUNK_FIELD}", [user(), thinking_chunks()], tools=tools)
+    comparison = compare_variants(ctx.renderer, "R1", R1_TITLE, base, chunks)
+    if comparison.diff is not None and REASONING_MSG in comparison.diff.right:
+        ctx.record(comparison)
+        return _markers_from_presence(ctx, comparison)
+    first = render_input(f"with {REASONING_FIELDS[0]}",
+                         [user(), with_reasoning(REASONING_FIELDS[0])], tools=tools)
+    ctx.compare("R1", R1_TITLE, base, first)
     return ReasoningAnalysis()
+
+
+# Mistral's templates take reasoning as a typed content chunk instead of a message field.
+CHUNK_FIELD = "content[type=thinking]"
+
+
+def thinking_chunks(content: str = ASSISTANT_MSG) -> dict[str, object]:
+    """Build an assistant message whose content is a thinking chunk then a text chunk."""
+    chunks = [{"type": "thinking", "thinking": REASONING_MSG}, {"type": "text", "text": content}]
+    return {"role": "assistant", "content": chunks}
 
 
 R1_TITLE = "R1 reasoning presence: assistant message without vs with reasoning"
@@ -94,20 +113,31 @@ R3_TITLE = "R3 reasoning scope: reasoning next to text vs next to a tool call"
 
 
 def _markers_from_presence(ctx: AnalysisContext, comparison: Comparison) -> ReasoningAnalysis:
+    """Read start/end around the reasoning text; a start already shown without reasoning
+    (and not as an empty block) is the role header, so the mode is DELIMITER."""
     assert comparison.variant_b is not None and comparison.diff is not None
     text_b = comparison.variant_b.rendered
     pos = text_b.find(REASONING_MSG, len(comparison.diff.prefix))
     wrap = wrapper_around(text_b, pos, pos + len(REASONING_MSG))
     low, high = len(comparison.diff.prefix), len(text_b) - len(comparison.diff.suffix)
+    if wrap.start is not None and not in_region(wrap.start, low, high):
+        wrap = Wrapper(_clipped_start(text_b, wrap.start, low), wrap.end)
     start_new, end_new = in_region(wrap.start, low, high), in_region(wrap.end, low, high)
-    if wrap.end is None or not (end_new or _empty_block_in_a(comparison, wrap)):
+    empty_block = _empty_block_in_a(comparison, wrap)
+    if wrap.end is None or not (end_new or start_new or empty_block):
         return ReasoningAnalysis()
     end = ctx.mark_b("reasoning.end", text_b[wrap.end[0] : wrap.end[1]], "R1", wrap.end[0])
-    if wrap.start is not None and start_new == end_new:
+    if wrap.start is not None and (start_new or empty_block):
         start_text = text_b[wrap.start[0] : wrap.start[1]]
         start = ctx.mark_b("reasoning.start", start_text, "R1", wrap.start[0])
         return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end, _field_of(comparison))
     return ReasoningAnalysis(ReasoningMode.DELIMITER, "", end, _field_of(comparison))
+
+
+def _clipped_start(text: str, group: tuple[int, int], low: int) -> tuple[int, int]:
+    """Keep only the last marker of a group that begins before the diff but ends inside it."""
+    last = marker_run_before(text, group[1], with_word=False)
+    return last if last is not None and last[0] >= low else group
 
 
 def _field_of(comparison: Comparison) -> str:
@@ -153,39 +183,67 @@ def compare_thinking_enabled(ctx: AnalysisContext, found: ReasoningAnalysis) -> 
         return found
     if not found.start and not found.end:
         found = _markers_from_toggle(ctx, comparison, found)
+    if not found.start and not found.end:
+        found = _markers_from_open_prompt(ctx, comparison, found)
     return _forced_mode(ctx, found)
+
+
+def _tail_group(text: str, end: int) -> tuple[int, int] | None:
+    """The marker group that ends text[:end], ignoring trailing whitespace."""
+    return marker_run_before(text, skip_space_back(text, end), trailing_word=True)
 
 
 def _markers_from_toggle(
     ctx: AnalysisContext, comparison: Comparison, found: ReasoningAnalysis
 ) -> ReasoningAnalysis:
-    """Read markers off the toggle alone: a trailing start, or an empty block, in the diff."""
+    """Read markers off the two generation prompts: thinking off closes a block, on opens it."""
     assert comparison.diff is not None and comparison.variant_a and comparison.variant_b
     diff = comparison.diff
-    text_a, text_b = comparison.variant_a.rendered, comparison.variant_b.rendered
+    off, on = comparison.variant_a.rendered, comparison.variant_b.rendered
     low = len(diff.prefix)
-    closed = _empty_block(text_a, low, len(text_a) - len(diff.suffix))
-    opened = marker_run_before(text_b, skip_space_back(text_b, len(text_b)))
-    if closed is not None:
-        (s0, s1), (e0, e1) = closed
-        start = ctx.mark_a("reasoning.start", text_a[s0:s1], "R2", s0)
-        end = ctx.mark_a("reasoning.end", text_a[e0:e1], "R2", e0)
-        return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end, found.field)
-    if in_region(opened, low, len(text_b)) and opened is not None:
-        start = ctx.mark_b("reasoning.start", text_b[opened[0] : opened[1]], "R2", opened[0])
-        return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, "", found.field)
-    return found
+    end_off = _tail_group(off, len(off))
+    start_on = _tail_group(on, len(on))
+    if not in_region(end_off, low, len(off) - len(diff.suffix)) or end_off is None:
+        return found
+    start_off = _tail_group(off, end_off[0])
+    same_start = start_off is not None and start_on is not None and (
+        off[start_off[0] : start_off[1]] == on[start_on[0] : start_on[1]])
+    if start_off is not None and (start_off[0] >= low or same_start):
+        start = ctx.mark_a("reasoning.start", off[start_off[0] : start_off[1]], "R2", start_off[0])
+    elif start_on is not None and start_on[0] >= low:
+        start = ctx.mark_b("reasoning.start", on[start_on[0] : start_on[1]], "R2", start_on[0])
+    else:
+        return found
+    end = ctx.mark_a("reasoning.end", off[end_off[0] : end_off[1]], "R2", end_off[0])
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end, found.field)
 
 
-def _empty_block(text: str, low: int, high: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """Find `start ws end` (two marker groups) inside text[low:high]."""
-    first = marker_run_after(text, skip_space(text, low, high))
-    if first is None or first[1] > high:
-        return None
-    second = marker_run_after(text, skip_space(text, first[1], high))
-    if second is None or second[1] > high:
-        return None
-    return first, second
+def closing_form(marker: str) -> str:
+    """Derive the closer of an opening tag: `<x ...>` gives `</x>`, `[X]` gives `[/X]`."""
+    if re.fullmatch(r"<[A-Za-z][\w:.-]*(?:\s[^<>]*)?>", marker):
+        return "</" + re.split(r"[\s>]", marker[1:], maxsplit=1)[0] + ">"
+    if re.fullmatch(r"\[[A-Za-z][\w ]*\]", marker):
+        return "[/" + marker[1:]
+    return ""
+
+
+def _markers_from_open_prompt(
+    ctx: AnalysisContext, comparison: Comparison, found: ReasoningAnalysis
+) -> ReasoningAnalysis:
+    """A prompt that ends with an opening tag whose closer the template knows opens reasoning."""
+    assert comparison.variant_b is not None
+    on = comparison.variant_b.rendered
+    prompt = generation_prompt_text(ctx, True)
+    start_on = _tail_group(on, len(on))
+    if prompt is None or start_on is None or start_on[0] < len(on) - len(prompt):
+        return found
+    start_text = on[start_on[0] : start_on[1]]
+    end_text = closing_form(start_text)
+    if not end_text or end_text not in ctx.renderer.template.source:
+        return found
+    start = ctx.mark_b("reasoning.start", start_text, "R2", start_on[0])
+    ctx.mark_without_source("reasoning.end", end_text, "R2:derived-closer")
+    return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end_text, found.field)
 
 
 def _forced_mode(ctx: AnalysisContext, found: ReasoningAnalysis) -> ReasoningAnalysis:

@@ -24,11 +24,13 @@ from analyzer.diff import (
     marker_run_before,
     marker_spans,
     skip_space,
+    skip_space_back,
 )
 from analyzer.jsonscan import enclosing_object, quoted_after_opener
 from analyzer.model import (
     CallIdPosition,
     Capabilities,
+    Comparison,
     ReasoningAnalysis,
     ToolFormat,
     ToolsAnalysis,
@@ -38,7 +40,18 @@ from analyzer.tools_draft import ToolDraft
 from analyzer.tools_ids import IdPlacement, compare_call_ids
 from analyzer.tools_json import analyze_json_native
 from analyzer.tools_tagged import ArgsSpan, analyze_tagged_args
-from analyzer.variants import ARG_A, FUNC_A, FUNC_B, skipped
+from analyzer.variants import (
+    ARG_A,
+    ASSISTANT_MSG,
+    FUNC_A,
+    FUNC_B,
+    TOOLS,
+    USER_MSG_2,
+    assistant,
+    render_input,
+    skipped,
+    user,
+)
 
 TITLES = {
     "T1": "T1 tool presence: answer text vs one tool call",
@@ -71,7 +84,7 @@ class Repetition:
 
 
 def analyze_tools(
-    ctx: AnalysisContext, caps: Capabilities, reasoning: ReasoningAnalysis
+    ctx: AnalysisContext, caps: Capabilities, reasoning: ReasoningAnalysis, content_end: str = ""
 ) -> ToolsAnalysis:
     """Run T1-T7 (and A1-A3 for tagged arguments) and return the tool analysis."""
     if not caps.supports_tool_calls:
@@ -79,7 +92,7 @@ def analyze_tools(
             ctx.record(skipped(cid, cid, "the template does not render tool calls"))
         return ToolsAnalysis()
     draft = ToolDraft()
-    call = compare_tool_presence(ctx, draft, reasoning)
+    call = compare_tool_presence(ctx, draft, reasoning, content_end)
     if call is None:
         return draft.freeze()
     if draft.mode == ToolFormat.JSON_NATIVE:
@@ -91,7 +104,7 @@ def analyze_tools(
 
 
 def compare_tool_presence(
-    ctx: AnalysisContext, draft: ToolDraft, reasoning: ReasoningAnalysis
+    ctx: AnalysisContext, draft: ToolDraft, reasoning: ReasoningAnalysis, content_end: str
 ) -> CallRender | None:
     """T1: answer text vs one call; cut out the tool section and classify its format."""
     comparison = ctx.compare("T1", TITLES["T1"], inputs.no_calls(), inputs.one_call(ctx.calls))
@@ -104,8 +117,47 @@ def compare_tool_presence(
     name_pos = text.find(FUNC_A, low, high)
     if name_pos < 0:
         return None
+    if not content_end:
+        high = _before_turn_end(comparison, text, name_pos, high, _turn_end(ctx))
     draft.mode = classify(text, low, high, draft)
     return CallRender(text, low, high, name_pos)
+
+
+def _turn_end(ctx: AnalysisContext) -> str:
+    """The marker that ends an answer's turn when another turn follows it."""
+    messages = [user(), assistant(), user(USER_MSG_2)]
+    text = ctx.renderer.text(render_input("answer, then a user turn", messages, tools=TOOLS))
+    at = -1 if text is None else text.find(ASSISTANT_MSG)
+    if text is None or at < 0:
+        return ""
+    group = marker_run_after(text, skip_space(text, at + len(ASSISTANT_MSG)), with_word=False)
+    return "" if group is None else text[group[0] : group[1]]
+
+
+def _before_turn_end(
+    comparison: Comparison, text: str, name_pos: int, high: int, turn_end: str
+) -> int:
+    """Cut the end-of-turn marker off the tool section.
+
+    When the answer's turn ends in a marker of its own (inside T1's diff), the calls' turn
+    ends in one too: the answer's marker where the call render repeats it, else the call
+    render's last marker group (e.g. Functionary's `<|eom_id|>` against `<|eot_id|>`).
+    """
+    assert comparison.variant_a is not None and comparison.diff is not None
+    answer = comparison.variant_a.rendered
+    low_a, high_a = len(comparison.diff.prefix), len(answer) - len(comparison.diff.suffix)
+    at = answer.find(ASSISTANT_MSG, low_a, high_a)
+    if at < 0:
+        return high
+    eom = marker_run_after(answer, skip_space(answer, at + len(ASSISTANT_MSG)), with_word=False)
+    for marker in (answer[eom[0] : eom[1]] if eom else "", turn_end):
+        repeated = text.find(marker, name_pos, high) if marker else -1
+        if repeated >= 0:
+            return skip_space_back(text, repeated)
+    if eom is None or eom[1] > high_a:
+        return high
+    last = marker_run_before(text, skip_space_back(text, high), with_word=False)
+    return skip_space_back(text, last[0]) if last is not None and last[0] > name_pos else high
 
 
 def _skip_reasoning_markers(text: str, low: int, high: int, reasoning: ReasoningAnalysis) -> int:

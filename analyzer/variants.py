@@ -17,6 +17,7 @@ from analyzer.model import Comparison, Variant
 from analyzer.render import ChatTemplate
 
 USER_MSG = "U_MSG what is up U_END"
+USER_MSG_2 = "V_MSG and then V_END"
 ASSISTANT_MSG = "A_MSG here you go A_END"
 REASONING_MSG = "R_MSG thinking it over R_END"
 SYSTEM_MSG = "S_MSG be brief S_END"
@@ -137,7 +138,16 @@ class VariantRenderer:
     """Render inputs through one template, each distinct input once."""
 
     template: ChatTemplate
+    defaults: dict[str, Any] = field(default_factory=dict)  # kwargs every render gets
     cache: dict[str, RenderOutcome] = field(default_factory=dict)
+
+    def effective_params(self, inp: RenderInput) -> str:
+        """The input's canonical JSON with the renderer's default kwargs merged in."""
+        if not self.defaults:
+            return inp.params
+        params = inp.decoded()
+        params["kwargs"] = {**self.defaults, **params["kwargs"]}
+        return json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
     def render(self, inp: RenderInput) -> RenderOutcome:
         """Return the (cached) outcome of rendering inp."""
@@ -157,7 +167,7 @@ class VariantRenderer:
                 params["messages"],
                 tools=params["tools"],
                 add_generation_prompt=params["add_generation_prompt"],
-                **params["kwargs"],
+                **{**self.defaults, **params["kwargs"]},
             )
         except TemplateRaisedError as exc:
             return RenderOutcome(None, exc.template_message)
@@ -173,8 +183,8 @@ def compare_variants(
 ) -> Comparison:
     """Render a and b and diff them; a refused render marks the comparison unsupported."""
     out_a, out_b = renderer.render(a), renderer.render(b)
-    var_a = Variant(a.label, a.params, out_a.text or "")
-    var_b = Variant(b.label, b.params, out_b.text or "")
+    var_a = Variant(a.label, renderer.effective_params(a), out_a.text or "")
+    var_b = Variant(b.label, renderer.effective_params(b), out_b.text or "")
     if out_a.text is None or out_b.text is None:
         note = out_a.error if out_a.text is None else out_b.error
         return Comparison(cid, title, var_a, var_b, None, "unsupported", note)

@@ -14,11 +14,16 @@ from dataclasses import dataclass
 
 from analyzer.model import (
     Analysis,
+    ArgumentsAnalysis,
     ContentAnalysis,
     ContentMode,
+    FunctionAnalysis,
     Marker,
     ReasoningAnalysis,
     ReasoningMode,
+    ToolFormat,
+    ToolFormatAnalysis,
+    ToolsAnalysis,
 )
 
 
@@ -44,6 +49,20 @@ def _granite_markers(analysis: Analysis) -> Analysis:
     return dataclasses.replace(analysis, reasoning=reasoning, content=content)
 
 
+def _lfm2_python_calls(analysis: Analysis) -> Analysis:
+    # The format LFM2.5-8B-A1B's template renders; its siblings list tools but never render calls.
+    tools = ToolsAnalysis(
+        format=ToolFormatAnalysis(
+            mode=ToolFormat.TAG_WITH_TAGGED, section_start="<|tool_call_start|>[",
+            section_end="]<|tool_call_end|>", call_separator=", ", variant="tagged-args",
+        ),
+        function=FunctionAnalysis(name_suffix="("),
+        arguments=ArgumentsAnalysis(end=")", name_suffix="=", value_prefix="'", value_suffix="'",
+                                    separator=", ", literal_style="python"),
+    )
+    return dataclasses.replace(analysis, tools=tools)
+
+
 WORKAROUNDS: tuple[Workaround, ...] = (
     Workaround(
         name="granite-3.3-thinking-prompt",
@@ -51,6 +70,14 @@ WORKAROUNDS: tuple[Workaround, ...] = (
                             "response between <response></response>"),
         patch=_granite_markers,
         why="Granite 3.3 never renders reasoning; only its system prompt names the markers.",
+    ),
+    Workaround(
+        name="lfm2-python-calls",
+        applies=lambda source, analysis: analysis.tools.format.mode == ToolFormat.NONE
+        and ('"List of tools: <|tool_list_start|>["' in source or '"List of tools: ["' in source),
+        patch=_lfm2_python_calls,
+        why="LFM2 templates list tools but never render a call; the model writes "
+            "`<|tool_call_start|>[name(arg='v')]<|tool_call_end|>` as LFM2.5 renders it.",
     ),
 )
 
@@ -69,12 +96,31 @@ def apply_workarounds(source: str, analysis: Analysis) -> Analysis:
 def _with_marker_origins(analysis: Analysis, name: str) -> Analysis:
     """Record markers the patch introduced that no comparison produced."""
     known = {(m.role, m.text) for m in analysis.markers}
-    fields = {
-        "reasoning.start": analysis.reasoning.start,
-        "reasoning.end": analysis.reasoning.end,
-        "content.start": analysis.content.start,
-        "content.end": analysis.content.end,
-    }
+    fields = dict(_string_fields("reasoning", analysis.reasoning))
+    fields.update(_string_fields("content", analysis.content))
+    fields.update(_string_fields("tools", analysis.tools))
     added = [Marker(role, text, f"workaround:{name}", None, None)
              for role, text in fields.items() if text and (role, text) not in known]
     return dataclasses.replace(analysis, markers=analysis.markers + tuple(added))
+
+
+def _string_fields(prefix: str, value: object) -> list[tuple[str, str]]:
+    """List (dotted role, text) for every marker string inside a result dataclass."""
+    found: list[tuple[str, str]] = []
+    for field in dataclasses.fields(value):  # type: ignore[arg-type]
+        item = getattr(value, field.name)
+        role = f"{prefix}.{field.name}"
+        if dataclasses.is_dataclass(item):
+            found.extend(_string_fields(role, item))
+        elif isinstance(item, str) and not isinstance(item, ToolFormat | ReasoningMode):
+            found.append((role, item))
+    return [(role, text) for role, text in found if role not in _NOT_MARKERS]
+
+
+# String fields that are names or labels, not marker text.
+_NOT_MARKERS = frozenset({
+    "reasoning.mode", "reasoning.field", "content.mode", "tools.format.mode",
+    "tools.format.variant", "tools.format.function_field", "tools.format.name_field",
+    "tools.format.args_field", "tools.format.id_field", "tools.format.gen_id_field",
+    "tools.arguments.literal_style", "tools.call_id.pos",
+})
