@@ -37,7 +37,8 @@ def literal(text: str) -> Expr:
 
 def literals(texts: Iterable[str]) -> Expr:
     """Match any one of the given strings (longest first, so prefixes do not shadow)."""
-    return choice(*(literal(t) for t in sorted(set(texts), key=len, reverse=True)))
+    ordered = sorted(dict.fromkeys(texts), key=len, reverse=True)  # stable: ties keep order
+    return choice(*(literal(t) for t in ordered))
 
 
 def eps() -> Expr:

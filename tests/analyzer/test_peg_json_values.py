@@ -1,0 +1,99 @@
+"""JSON values: strict and python-dict flavours, partial values, schema-typed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer import peg as p
+from analyzer.peg import PegParseError, Role
+from analyzer.peg.json_scan import COMPLETE, INCOMPLETE, INITIAL, INVALID, PYTHON, STRICT
+
+
+def value_span(expr: p.Expr, text: str, partial: bool = False) -> str:
+    result = p.Parser(p.tool_args(expr) + p.rest()).parse(text, partial)
+    return "".join(c.text for c in result.by_role(Role.TOOL_ARGS))
+
+
+def test_strict_json_value_spans_exactly_one_value() -> None:
+    assert value_span(p.json_value(), '{"a": [1, "x\\"y"]} tail') == '{"a": [1, "x\\"y"]}'
+
+
+def test_strict_json_rejects_single_quotes() -> None:
+    with pytest.raises(PegParseError):
+        p.Parser(p.json_value()).parse("{'a': 1}")
+
+
+def test_python_flavour_accepts_single_quotes_and_python_constants() -> None:
+    text = "{'a': True, 'b': None, \"c\": 'it\\'s'} tail"
+    assert value_span(p.json_value(python=True), text) == text[: -len(" tail")]
+
+
+def test_normalize_python_json_rewrites_quotes_and_constants() -> None:
+    text = "{'a': True, 'b': [None, False], 'q': 'say \"hi\"', 'e': 'it\\'s'}"
+    expected = '{"a": true, "b": [null, false], "q": "say \\"hi\\"", "e": "it\'s"}'
+    assert p.normalize_python_json(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": "x', '{"a": [1, 2', '{"a": tr', '{"a": "\\', '{"a": "\\u00', '[{"b": {}}, ', '{"k'],
+)
+def test_scanner_reports_unfinished_values_as_incomplete(text: str) -> None:
+    assert STRICT.scan(text, 0, INITIAL, final=False).status == INCOMPLETE
+
+
+@pytest.mark.parametrize("text", ['{"a" 1}', '{"a": x}', "[1,,2]", '{"a": "\\q"}', '{"a": "\x01"}'])
+def test_scanner_reports_malformed_values_as_invalid(text: str) -> None:
+    assert STRICT.scan(text, 0, INITIAL, final=False).status == INVALID
+
+
+def test_scanner_resumes_where_the_previous_chunk_stopped() -> None:
+    whole = '{"a": "hello", "b": [1, 2.5, true]}'
+    outcome = STRICT.scan(whole[:9], 0, INITIAL, final=False)
+    assert outcome.status == INCOMPLETE
+    rest = STRICT.scan(
+        whole[: outcome.pos] + whole[outcome.pos :], outcome.pos, outcome.state, final=True
+    )
+    assert (rest.status, rest.pos) == (COMPLETE, len(whole))
+
+
+def test_python_scanner_accepts_mixed_quotes() -> None:
+    text = "{'a': \"b\", 'c': False}"
+    outcome = PYTHON.scan(text, 0, INITIAL, final=True)
+    assert (outcome.status, outcome.pos) == (COMPLETE, len(text))
+
+
+def test_json_string_matches_one_quoted_string() -> None:
+    parser = p.Parser(p.call_id(p.json_string()) + p.rest())
+    assert parser.parse('"call_1" rest').captures[0].text == '"call_1"'
+
+
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        ({"type": "integer"}, "42", "4.5"),
+        ({"type": "number"}, "4.5", '"4.5"'),
+        ({"type": "boolean"}, "true", "1"),
+        ({"type": "array"}, "[1]", "{}"),
+        ({"type": "object"}, '{"a": 1}', "[]"),
+        ({"enum": ["celsius", "fahrenheit"]}, '"celsius"', '"kelvin"'),
+        ({"type": ["integer", "null"]}, "null", '"x"'),
+    ],
+)
+def test_schema_value_accepts_only_values_of_the_schema(
+    schema: dict[str, object], good: str, bad: str
+) -> None:
+    parser = p.Parser(p.schema_value(schema))
+    assert parser.parse(good).complete
+    with pytest.raises(PegParseError, match="a value of schema"):
+        parser.parse(bad)
+
+
+def test_schema_value_python_flavour_accepts_capitalised_booleans() -> None:
+    assert p.Parser(p.schema_value({"type": "boolean"}, python=True)).parse("True").complete
+
+
+def test_conforms_checks_anyof_alternatives() -> None:
+    schema = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    assert p.conforms(3, schema)
+    assert not p.conforms(3.5, schema)

@@ -1,0 +1,271 @@
+"""Streaming: deltas concatenate to the one-shot parse for every split of the input."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analyzer import peg as p
+from analyzer.mapper import to_message
+from analyzer.message import Message
+from analyzer.stream import Delta, StreamParser, accumulate, stream_parse
+from bench.handbuilt import GRAMMARS
+
+BENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench-inputs"
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "location": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "hidden": {"type": "boolean"},
+                },
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "parameters": {
+                "type": "object",
+                "properties": {"q": {"type": "string"}, "tags": {"type": "array"}},
+            },
+        },
+    },
+]
+
+
+def reasoning_hermes() -> p.Parser:
+    """Optional <think> block, content, then Hermes-style JSON calls."""
+    thinking = (
+        p.literal("<think>") + p.commit() + p.reasoning(p.until("</think>")) + p.literal("</think>")
+    )
+    return p.Parser(p.optional(thinking) + p.space() + GRAMMARS["hermes-2-pro"](TOOLS).root)
+
+
+PARSERS = {
+    "reasoning-hermes": reasoning_hermes(),
+    "functionary": GRAMMARS["functionary-v3.1"](TOOLS),
+    "qwen3-coder": GRAMMARS["qwen3-coder"](TOOLS),
+}
+SAMPLES = {
+    "reasoning-hermes": (
+        '<think>Plan: call "x" < y </thi</think>\nHi <tool_ there.\n'
+        '<tool_call>\n{"name": "get_weather", "arguments": '
+        '{"location": "Par\\"is", "days": 3, "n": [1.5e2, true, null]}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>'
+    ),
+    "functionary": (
+        'Sure<function=search>{"q": "caf\\u00e9 \\\\ x", "tags": ["a"]}</function>'
+        '<function=get_weather>{"days": -12}</function>'
+    ),
+    "qwen3-coder": (
+        "Let me check.\n<tool_call>\n<function=get_weather>\n"
+        "<parameter=location>\nNew <b> York\n\n</parameter>\n"
+        "<parameter=days>\n10\n</parameter>\n<parameter=hidden>\nTrue\n</parameter>\n"
+        "</function>\n</tool_call>\n<tool_call>\n<function=search>\n"
+        "<parameter=tags>\n['x', \"y\"]\n</parameter>\n</function>\n</tool_call>"
+    ),
+}
+
+
+def streamed(parser: p.Parser, chunks: list[str]) -> Message:
+    return accumulate(stream_parse(parser, chunks))
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_two_way_split_streams_to_the_one_shot_message(name: str) -> None:
+    parser, text = PARSERS[name], SAMPLES[name]
+    one_shot = to_message(parser.parse(text))
+    assert one_shot.tool_calls, "the sample must exercise tool calls"
+    for cut in range(len(text) + 1):
+        assert streamed(parser, [text[:cut], text[cut:]]) == one_shot, f"split at {cut}"
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_one_character_chunks_stream_to_the_one_shot_message(name: str) -> None:
+    parser, text = PARSERS[name], SAMPLES[name]
+    assert streamed(parser, list(text)) == to_message(parser.parse(text))
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_prefix_gives_a_message_that_only_grows(name: str) -> None:
+    parser, text = PARSERS[name], SAMPLES[name]
+    stream = StreamParser(parser)
+    previous = Message()
+    for char in text:
+        stream.feed(char)
+        current = stream.message()
+        assert current.content.startswith(previous.content)
+        assert current.reasoning_content.startswith(previous.reasoning_content)
+        for before, now in zip(previous.tool_calls, current.tool_calls, strict=False):
+            assert before.name in ("", now.name) and before.id in ("", now.id)
+            assert now.arguments.startswith(before.arguments)
+        previous = current
+
+
+def test_qwen_sample_maps_as_its_template_means() -> None:
+    message = to_message(PARSERS["qwen3-coder"].parse(SAMPLES["qwen3-coder"]))
+    assert message.content == "Let me check.\n"
+    assert [json.loads(c.arguments) for c in message.tool_calls] == [
+        {"location": "New <b> York\n", "days": 10, "hidden": True},
+        {"tags": ["x", "y"]},
+    ]
+
+
+def chunkings(text: str) -> st.SearchStrategy[list[str]]:
+    """Split text at random points."""
+    cuts = st.lists(st.integers(0, len(text)), max_size=12).map(sorted)
+    return cuts.map(
+        lambda points: [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), name=st.sampled_from(sorted(SAMPLES)))
+def test_random_chunkings_stream_to_the_one_shot_message(data: st.DataObject, name: str) -> None:
+    parser, text = PARSERS[name], SAMPLES[name]
+    chunks = data.draw(chunkings(text))
+    assert streamed(parser, chunks) == to_message(parser.parse(text))
+
+
+TOKENS = [
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_",
+    "</thi",
+    "\n",
+    " ",
+    "x",
+    '"',
+    '{"name": "search", "arguments": ',
+    '{"q": "a"}',
+    "}",
+    "{",
+    "[1, 2",
+    "]",
+    "1",
+    "true",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(TOKENS), max_size=14), data=st.data())
+def test_stream_and_one_shot_agree_on_arbitrary_text_including_errors(
+    pieces: list[str], data: st.DataObject
+) -> None:
+    parser = PARSERS["reasoning-hermes"]
+    text = "".join(pieces)
+    try:
+        expected: Message | None = to_message(parser.parse(text))
+    except p.PegParseError:
+        expected = None
+    try:
+        actual: Message | None = streamed(parser, data.draw(chunkings(text)))
+    except p.PegParseError:
+        actual = None
+    assert actual == expected
+
+
+def test_deltas_announce_a_call_with_its_name_before_argument_fragments() -> None:
+    text = '<tool_call>\n{"name": "search", "arguments": {"q": "abc"}}\n</tool_call>'
+    deltas = stream_parse(PARSERS["reasoning-hermes"], list(text))
+    calls = [d.tool_calls[0] for d in deltas if d.tool_calls]
+    assert calls[0].name == "search" and calls[0].arguments == ""
+    assert all(c.name is None for c in calls[1:])
+    assert "".join(c.arguments or "" for c in calls) == '{"q": "abc"}'
+    assert len(calls) > 3, "arguments should stream in fragments"
+
+
+def test_delta_to_dict_has_the_openai_shape() -> None:
+    deltas = stream_parse(PARSERS["functionary"], ['<function=search>{"q": 1}</function>'])
+    assert [d.to_dict() for d in deltas] == [
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "",
+                    "type": "function",
+                    "function": {"name": "search", "arguments": ""},
+                }
+            ]
+        },
+        {"tool_calls": [{"index": 0, "function": {"arguments": '{"q": 1}'}}]},
+    ]
+
+
+def test_content_streams_before_the_output_ends() -> None:
+    stream = StreamParser(PARSERS["functionary"])
+    assert stream.feed("Hello wor") == [Delta(content="Hello wor")]
+    assert stream.feed("ld <func") == [Delta(content="ld ")]
+    assert stream.finish() == [Delta(content="<func")]
+
+
+def test_stream_errors_report_offsets_in_the_whole_output() -> None:
+    stream = StreamParser(PARSERS["functionary"])
+    stream.feed('Hi\nthere <function=search>{"q": 1}</function>')
+    with pytest.raises(p.PegParseError) as caught:
+        stream.feed("<function=nope>")
+    text = 'Hi\nthere <function=search>{"q": 1}</function><function=nope>'
+    assert caught.value.offset == text.index("nope")
+    assert (caught.value.line, caught.value.column) == (2, text.index("nope") - 2)
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_bench_outputs_parse_to_the_expected_calls_and_stream_identically(name: str) -> None:
+    if not BENCH.is_dir():
+        pytest.skip(f"bench inputs not found at {BENCH}")
+    tools = json.loads((BENCH / "tools.json").read_text(encoding="utf-8"))
+    parser = GRAMMARS[name](tools)
+    text = (BENCH / name / "output-25k.txt").read_text(encoding="utf-8")
+    expected = json.loads((BENCH / name / "expected-25k.json").read_text(encoding="utf-8"))
+    message = to_message(parser.parse(text))
+    assert [c.name for c in message.tool_calls] == [c["name"] for c in expected["tool_calls"]]
+    assert [json.loads(c.arguments) for c in message.tool_calls] == [
+        c["arguments"] for c in expected["tool_calls"]
+    ]
+    assert message.content == ""
+    rng = random.Random(7)
+    cuts = sorted(rng.sample(range(len(text)), 400))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    assert streamed(parser, chunks) == message
+
+
+def extends(earlier: Message, later: Message) -> bool:
+    """Tell whether later only adds to earlier (texts grow, calls keep names and grow)."""
+    if not later.content.startswith(earlier.content):
+        return False
+    if not later.reasoning_content.startswith(earlier.reasoning_content):
+        return False
+    if len(earlier.tool_calls) > len(later.tool_calls):
+        return False
+    return all(
+        a.name in ("", b.name) and b.arguments.startswith(a.arguments)
+        for a, b in zip(earlier.tool_calls, later.tool_calls, strict=False)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.sampled_from(TOKENS), max_size=12))
+def test_every_partial_prefix_parse_is_extended_by_the_full_parse(pieces: list[str]) -> None:
+    parser = PARSERS["reasoning-hermes"]
+    text = "".join(pieces)
+    try:
+        full = to_message(parser.parse(text))
+    except p.PegParseError:
+        return
+    for cut in range(len(text) + 1):
+        assert extends(to_message(parser.parse(text[:cut], partial=True)), full), text[:cut]
