@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from analyzer.errors import AnalyzerError, TemplateLoadError, TemplateRaisedError, TemplateRenderError
-from analyzer.render import ChatTemplate
 from analyzer.analysis import analyze
 from analyzer.canonical import analysis_from_json, analysis_to_json
 from analyzer.diff import diff_split, segmentize_markers
+from analyzer.errors import (
+    AnalyzerError,
+    InvalidInputError,
+    RenderLimitError,
+    SandboxViolationError,
+    TemplateLoadError,
+    TemplateRaisedError,
+    TemplateRenderError,
+    TemplateSyntaxError,
+)
+from analyzer.limits import RenderLimits
+from analyzer.loading import (
+    TemplateSource,
+    load_template_bytes,
+    load_template_file,
+    load_template_text,
+)
 from analyzer.model import Analysis, DiffSplit, Segment
+from analyzer.render import ChatTemplate
 from analyzer.variants import compare_variants
 from analyzer.version import ANALYZER_VERSION
 
@@ -24,7 +40,16 @@ __all__ = [
     "segmentize_markers",
     "AnalyzerError",
     "ChatTemplate",
+    "InvalidInputError",
+    "RenderLimitError",
+    "RenderLimits",
+    "SandboxViolationError",
     "TemplateLoadError",
     "TemplateRaisedError",
     "TemplateRenderError",
+    "TemplateSource",
+    "TemplateSyntaxError",
+    "load_template_bytes",
+    "load_template_file",
+    "load_template_text",
 ]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Set as AbstractSet
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,13 +42,17 @@ class LimitExceeded(Exception):
 class Budget:
     """What one render has used so far: time, text produced, call depth."""
 
-    __slots__ = ("limits", "deadline", "produced", "depth")
+    __slots__ = ("limits", "deadline", "produced", "depth", "max_chars", "trusted")
 
-    def __init__(self, limits: RenderLimits, deadline: float) -> None:
+    def __init__(
+        self, limits: RenderLimits, deadline: float, trusted: AbstractSet[int] = frozenset()
+    ) -> None:
         self.limits = limits
+        self.trusted = trusted  # ids of input containers, known to be trees of bounded size
         self.deadline = deadline
         self.produced = 0
         self.depth = 0
+        self.max_chars = limits.max_output_chars
 
     def tick(self) -> None:
         """Stop the render if its time is up."""
@@ -60,7 +63,7 @@ class Budget:
     def produce(self, chars: int) -> None:
         """Count text the template produced, anywhere (output, macros, blocks)."""
         self.produced += chars
-        if self.produced > self.limits.max_output_chars:
+        if self.produced > self.max_chars:
             cap = self.limits.max_output_chars
             raise LimitExceeded(
                 "output_size",
@@ -84,20 +87,29 @@ _IDLE = Budget(RenderLimits(), float("inf"))
 _BUDGET: ContextVar[Budget] = ContextVar("render_budget", default=_IDLE)
 
 
-def current_budget() -> Budget:
-    """Return the budget of the render running in this context."""
-    return _BUDGET.get()
+# The hooks run many times per render: fetch the budget with one C call, no Python frame.
+current_budget = _BUDGET.get
 
 
-@contextmanager
-def budget_for(limits: RenderLimits) -> Iterator[Budget]:
+class budget_for:  # noqa: N801 - used like a function: `with budget_for(limits):`
     """Give the renders inside this block a fresh budget under these limits."""
-    budget = Budget(limits, time.perf_counter() + limits.max_seconds)
-    token = _BUDGET.set(budget)
-    try:
-        yield budget
-    finally:
-        _BUDGET.reset(token)
+
+    __slots__ = ("limits", "trusted", "token")
+
+    def __init__(self, limits: RenderLimits, trusted: AbstractSet[int] = frozenset()) -> None:
+        self.limits = limits
+        self.trusted = trusted
+        self.token: Token[Budget] | None = None
+
+    def __enter__(self) -> Budget:
+        deadline = time.perf_counter() + self.limits.max_seconds
+        budget = Budget(self.limits, deadline, self.trusted)
+        self.token = _BUDGET.set(budget)
+        return budget
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self.token is not None
+        _BUDGET.reset(self.token)
 
 
 def too_large(what: str, size: float, limits: RenderLimits) -> LimitExceeded:
@@ -136,24 +148,35 @@ def checked_range(limits: RenderLimits) -> Any:
 
 def text_size(value: Any, cap: int) -> int:
     """Estimate len(str(value)) by walking it, stopping early once past cap."""
+    # Runs before every tojson and non-string output, so the common JSON types come first.
     total = 0
     stack = [value]
     while stack and total <= cap:
         item = stack.pop()
-        if isinstance(item, str):
+        kind = item.__class__
+        if kind is str:
             total += len(item)
-        elif isinstance(item, (list, tuple, set, frozenset)):
+        elif kind is dict:
+            total += 2 + 4 * len(item)
+            if total <= cap:
+                stack.extend(item.values())
+                stack.extend(item.keys())
+        elif kind is list or kind is tuple:
             total += 2 + 2 * len(item)
             if total <= cap:
                 stack.extend(item)
-        elif isinstance(item, dict):
-            total += 2 + 4 * len(item)
-            if total <= cap:
-                stack.extend(item.keys())
-                stack.extend(item.values())
         else:
-            total += _scalar_size(item, stack)
+            total += _other_size(item, stack)
     return total
+
+
+def _other_size(item: Any, stack: list[Any]) -> int:
+    if isinstance(item, str):
+        return len(item)
+    if isinstance(item, (list, tuple, set, frozenset, dict)):
+        stack.extend(item.items() if isinstance(item, dict) else item)
+        return 2 + 2 * len(item)
+    return _scalar_size(item, stack)
 
 
 def _scalar_size(item: Any, stack: list[Any]) -> int:
@@ -173,9 +196,7 @@ def _scalar_size(item: Any, stack: list[Any]) -> int:
 
 def sized(value: Any) -> int | None:
     """Return len(value) for strings and sequences, None for anything else."""
-    if isinstance(value, (str, bytes, list, tuple)):
-        return len(value)
-    return None
+    return len(value) if isinstance(value, _SEQUENCES) else None
 
 
 def check_binop(operator: str, left: Any, right: Any, limits: RenderLimits) -> None:
@@ -190,11 +211,14 @@ def check_binop(operator: str, left: Any, right: Any, limits: RenderLimits) -> N
         check_printf(left, right, limits)
 
 
+_SEQUENCES = (str, bytes, list, tuple)
+
+
 def check_sum(left: Any, right: Any, limits: RenderLimits) -> None:
     """Refuse concatenating two sequences into one over the size limit."""
-    left_len, right_len = sized(left), sized(right)
-    if left_len is not None and right_len is not None:
-        check_text_size("the concatenation", left_len + right_len, limits)
+    # `+` is everywhere in templates (`loop.index0 + 1`, `'<|' + role`): keep this path short.
+    if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES):
+        check_text_size("the concatenation", len(left) + len(right), limits)
 
 
 def check_product(left: Any, right: Any, limits: RenderLimits) -> None:

@@ -68,11 +68,14 @@ class ChatTemplate:
         **kwargs: Any,
     ) -> str:
         """Render a conversation; extra kwargs (e.g. enable_thinking) become template variables."""
+        # The containers built here are trees of the caller's data, not template-made graphs,
+        # so tojson may serialize them without first walking them for size.
+        made: set[int] = set()
         context = template_context(
-            messages, tools, documents, add_generation_prompt, self._special_tokens(kwargs)
+            messages, tools, documents, add_generation_prompt, self._special_tokens(kwargs), made
         )
         try:
-            with budget_for(self.limits):
+            with budget_for(self.limits, trusted=made):
                 return self._template.render(context)
         except AnalyzerError:
             raise
@@ -90,43 +93,56 @@ def template_context(
     documents: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
     kwargs: dict[str, Any],
+    made: set[int] | None = None,
 ) -> dict[str, Any]:
-    """Build the variables a template sees, converted to plain data as transformers does."""
+    """Build the variables a template sees, converted to plain data as transformers does.
+
+    The ids of the containers built are added to `made` when given.
+    """
     for tool in tools or []:
         if not isinstance(tool, Mapping):
             raise InvalidInputError(f"each tool must be a JSON schema dict; found {tool!r}")
     for document in documents or []:
         if not isinstance(document, Mapping):
             raise InvalidInputError(f"each document must be a dict; found {document!r}")
-    chat = plain_data(messages)
+    chat = plain_data(messages, made)
     for message in chat:
         if not isinstance(message, dict):
             raise InvalidInputError(f"each message must be a dict; found {message!r}")
-    context = dict(plain_data(kwargs))
+    context = dict(plain_data(kwargs, made))
     context.update(
-        messages=alias_reasoning_fields(chat),
-        tools=plain_data(tools),
-        documents=plain_data(documents),
+        messages=alias_reasoning_fields(chat, made),
+        tools=plain_data(tools, made),
+        documents=plain_data(documents, made),
         add_generation_prompt=add_generation_prompt,
     )
     return context
 
 
-def alias_reasoning_fields(chat: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def alias_reasoning_fields(
+    chat: list[dict[str, Any]], made: set[int] | None = None
+) -> list[dict[str, Any]]:
     """Copy a message's reasoning to `thinking` and `reasoning_content`, as transformers does."""
-    aliased = []
+    aliased: list[dict[str, Any]] = []
     for message in chat:
         reasoning = next(
             (message[key] for key in REASONING_FIELDS if message.get(key) is not None), None
         )
         if reasoning is not None:
             message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+            if made is not None:
+                made.add(id(message))
         aliased.append(message)
+    if made is not None:
+        made.add(id(aliased))
     return aliased
 
 
-def plain_data(value: Any) -> Any:
-    """Rebuild a value from plain JSON-like types; anything else becomes a "<Type>" placeholder."""
+def plain_data(value: Any, made: set[int] | None = None) -> Any:
+    """Rebuild a value from plain JSON-like types; anything else becomes a "<Type>" placeholder.
+
+    The ids of the containers built are added to `made` when given.
+    """
     if value is None or type(value) in (str, int, float, bool):
         return value
     # Subclasses (enums, numpy scalars) may carry methods: strip them back to the base type.
@@ -136,18 +152,26 @@ def plain_data(value: Any) -> Any:
         return int.__int__(value)
     if isinstance(value, float):
         return float.__float__(value)
+    copy = _plain_container(value, made)
+    if made is not None and isinstance(copy, (dict, list, tuple)):
+        made.add(id(copy))
+    return copy
+
+
+def _plain_container(value: Any, made: set[int] | None) -> Any:
     if isinstance(value, Mapping):
-        return {plain_data(key): plain_data(item) for key, item in value.items()}
+        return {plain_data(key, made): plain_data(item, made) for key, item in value.items()}
     if isinstance(value, list):
-        return [plain_data(item) for item in value]
+        return [plain_data(item, made) for item in value]
     if isinstance(value, tuple):
-        return tuple(plain_data(item) for item in value)
+        return tuple(plain_data(item, made) for item in value)
     if hasattr(value, "item") and type(value).__module__ == "numpy":
-        return plain_data(value.item())
+        return plain_data(value.item(), made)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        fields = dataclasses.fields(value)
+        return {f.name: plain_data(getattr(value, f.name), made) for f in fields}
     if callable(getattr(value, "model_dump", None)):
-        return plain_data(value.model_dump())
+        return plain_data(value.model_dump(), made)
     return f"<{type(value).__name__}>"
 
 

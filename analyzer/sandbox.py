@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import partial, update_wrapper
 from string import Formatter
-from types import BuiltinMethodType
+from time import perf_counter
+from types import BuiltinMethodType, MethodType
 from typing import Any
 
 import jinja2.ext
@@ -30,6 +31,7 @@ from jinja2.visitor import NodeTransformer
 from markupsafe import EscapeFormatter, Markup
 
 from analyzer.limits import (
+    LimitExceeded,
     RenderLimits,
     check_binop,
     check_count,
@@ -45,6 +47,9 @@ from analyzer.limits import (
     too_large,
 )
 
+_METHOD_TYPES = (BuiltinMethodType, MethodType)
+MAX_JSON_INDENT = 1_000
+_FORMAT_METHODS = ("format", "format_map")
 LOOP_FILTER = "_bounded_loop"
 CONCAT_FILTER = "_bounded_concat"
 OUTPUT_FILTER = "_counted_output"
@@ -128,8 +133,10 @@ class TimedIterable:
 
     def __iter__(self) -> Iterator[Any]:
         budget = current_budget()
+        clock, deadline = perf_counter, budget.deadline
         for item in self.items:
-            budget.tick()
+            if clock() > deadline:
+                budget.tick()  # raises the time limit error
             yield item
 
     def __len__(self) -> int:
@@ -157,9 +164,12 @@ def bounded_concat(context: Context, parts: tuple[Any, ...]) -> str:
 def counted_output(context: Context, value: Any, literal_chars: int) -> Any:
     """Count an output value and the literal text beside it against the text budget."""
     budget = current_budget()
-    cap = budget.limits.max_output_chars
-    size = len(value) if isinstance(value, str) else text_size(value, cap)
-    budget.produce(size + literal_chars)
+    if value.__class__ is str:
+        budget.produced += len(value) + literal_chars
+    else:
+        budget.produced += text_size(value, budget.max_chars) + literal_chars
+    if budget.produced > budget.max_chars:
+        budget.produce(0)  # raises the limit error
     return value
 
 
@@ -257,8 +267,9 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         """Call a function for the template, checking time, depth and result size."""
         budget = current_budget()
         budget.tick()
-        if isinstance(obj, BuiltinMethodType) and isinstance(obj.__self__, (str, bytes)):
-            args = check_str_method(obj.__name__, obj.__self__, args, self.limits)
+        owner = getattr(obj, "__self__", None)
+        if isinstance(owner, (str, bytes)):  # includes Markup, whose methods are Python ones
+            args = check_str_method(obj.__name__, owner, args, self.limits)
         if not self.is_safe_callable(obj):
             raise SecurityError(f"{obj!r} is not safely callable")
         budget.enter_call()
@@ -272,18 +283,23 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         """Apply `+`, `*`, `**` or `%` after checking the result would not be huge."""
+        # `'<|' + role + '|>'` is the common case: check it without further calls.
+        if operator == "+" and left.__class__ is str and right.__class__ is str:
+            if len(left) + len(right) > self.limits.max_output_chars:
+                check_binop(operator, left, right, self.limits)
+            return left + right
         check_binop(operator, left, right, self.limits)
         return self.binop_table[operator](left, right)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         """Sandbox str.format/format_map with a formatter that checks sizes."""
-        method_name = getattr(value, "__name__", None)
-        owner = getattr(value, "__self__", None)
-        if method_name not in ("format", "format_map") or not isinstance(owner, str):
+        # Called on every attribute the template reads, so reject non-methods first.
+        if value.__class__ not in _METHOD_TYPES or value.__name__ not in _FORMAT_METHODS:
             return None
-        if not isinstance(value, BuiltinMethodType):
+        owner = value.__self__
+        if not isinstance(owner, str):
             return None
-        return update_wrapper(partial(self._format, owner, method_name), value)
+        return update_wrapper(partial(self._format, owner, value.__name__), value)
 
     def _format(self, text: str, method_name: str, *args: Any, **kwargs: Any) -> str:
         if method_name == "format_map":
@@ -328,26 +344,38 @@ def hf_tojson(
     sort_keys: bool = False,
 ) -> str:
     """Serialize like transformers' tojson (no HTML escaping, non-ASCII kept), bounded."""
-    size = text_size(value, limits.max_output_chars)
-    if indent is not None:
-        size += _indent_overhead(value, indent, limits.max_output_chars)
-    check_text_size("the tojson output", size, limits)
-    return json.dumps(
-        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    if indent is None:
+        # json's C encoder cannot be interrupted, so bound the value's size before calling it
+        # (unless it is the caller's own data: a tree, not a graph the template built).
+        if id(value) not in current_budget().trusted:
+            size = text_size(value, limits.max_output_chars)
+            check_text_size("the tojson output", size, limits)
+        return json.dumps(
+            value, ensure_ascii=ensure_ascii, separators=separators, sort_keys=sort_keys
+        )
+    # With an indent json encodes in Python anyway (as json.dumps would): count as it goes.
+    # One chunk can hold depth x indent characters, so the indent itself is capped first.
+    width = len(indent) if isinstance(indent, str) else indent
+    if isinstance(width, int) and width > MAX_JSON_INDENT:
+        raise LimitExceeded(
+            "output_size",
+            f"tojson indent of {width:,} characters; the limit is {MAX_JSON_INDENT:,}",
+            MAX_JSON_INDENT,
+        )
+    encoder = json.JSONEncoder(
+        ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
+    return _joined_within(encoder.iterencode(value), "the tojson output", limits)
 
 
-def _indent_overhead(value: Any, indent: Any, cap: int) -> int:
-    width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
-    overhead = 0
-    stack = [(value, 1)]
-    while stack and overhead <= cap:
-        item, depth = stack.pop()
-        children = list(item.values()) if isinstance(item, dict) else item
-        if isinstance(item, (dict, list, tuple)):
-            overhead += len(item) * (1 + depth * max(width, 0))
-            stack.extend((child, depth + 1) for child in children)
-    return overhead
+def _joined_within(chunks: Iterator[str], what: str, limits: RenderLimits) -> str:
+    parts, size = [], 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limits.max_output_chars:
+            raise too_large(what, size, limits)
+        parts.append(chunk)
+    return "".join(parts)
 
 
 def checked_filters(limits: RenderLimits) -> dict[str, Callable[..., Any]]:
