@@ -10,6 +10,7 @@ ROOT = "root"
 # llama.cpp reads rule names as letters, digits and '-' only.
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9-]+")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9-]+")
+_CAMEL_BOUNDARY = re.compile(r"([a-z])([A-Z])")
 
 # Inside a literal: llguidance's GBNF reader rejects \u, \U and raw newlines, so control
 # characters go out as \xNN and everything else printable as raw UTF-8.
@@ -20,8 +21,12 @@ _CLASS_ESCAPES = {"\\": "\\\\", "]": "\\]", "[": "\\[", '"': '\\"', "\n": "\\n",
 
 
 def rule_name(hint: str) -> str:
-    """Turn any text into a name llama.cpp accepts (letters, digits and '-')."""
-    name = _NAME_UNSAFE.sub("-", hint).strip("-")
+    """Turn any text into a name llama.cpp accepts (letters, digits and '-'), lower case.
+
+    llguidance renames rules to snake_case (fooBar -> foo_bar, foo-bar -> foo_bar); names
+    that are already lower case with dashes map one to one, so they cannot collide there.
+    """
+    name = _NAME_UNSAFE.sub("-", _CAMEL_BOUNDARY.sub(r"\1-\2", hint)).strip("-").lower()
     return re.sub("-{2,}", "-", name) or "rule"
 
 
@@ -36,6 +41,17 @@ def _escape_char(char: str, table: dict[str, str]) -> str:
 def literal(text: str) -> str:
     """Quote text as a GBNF string literal."""
     return '"' + "".join(_escape_char(c, _LITERAL_ESCAPES) for c in text) + '"'
+
+
+def chars(text: str) -> str:
+    """Spell text as a sequence of one-character literals (same language as literal(text)).
+
+    llguidance lexes greedily: a multi-character literal next to free text (an until-marker
+    rule) wins over the free text's shorter lexemes and cannot give characters back, so
+    "</p>" inside reasoning would be rejected before "</think>". Single characters leave
+    every split to the parser.
+    """
+    return " ".join(literal(c) for c in text)
 
 
 def char_class(chars: Iterable[str], *, negate: bool = False) -> str:

@@ -78,8 +78,24 @@ class SchemaConverter:
     # -- primitives ------------------------------------------------------------------------
 
     def space(self) -> str:
-        """Whitespace between JSON tokens, bounded so a model cannot loop on it."""
-        return self.builder.add("space", SPACE)
+        """Whitespace between tokens, bounded so a model cannot loop on it."""
+        return self.builder.add("space", alt(SPACE, self._never()))
+
+    def _never(self) -> str:
+        """A rule no text matches, which keeps every rule that uses `space` a parser rule.
+
+        llguidance turns a rule made only of terminals into one greedy lexeme and never
+        splits a lexeme again, so a long lexeme next to a parser rule that starts the same
+        way swallows text the parser rule needed (valid calls were rejected). A reference
+        to a recursive rule stops that. NUL ends strings in llama.cpp's matcher, so there
+        this branch is dead; models do not emit NUL either.
+        """
+        key = "never"
+        if key not in self.builder.memo:
+            name = self.builder.reserve("never")
+            self.builder.define(name, seq(literal("\x00"), name))
+            self.builder.memo[key] = name
+        return self.builder.memo[key]
 
     def separator(self) -> str:
         """A comma between members or items."""

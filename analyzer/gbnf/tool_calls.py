@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from analyzer.gbnf.builder import GrammarBuilder, alt, literal, opt, seq, star
+from analyzer.gbnf.builder import GrammarBuilder, alt, chars, literal, opt, seq, star
 from analyzer.gbnf.json_schema import SchemaConverter
 from analyzer.gbnf.tool_specs import ToolSpec
 from analyzer.gbnf.until import text_excluding
@@ -52,14 +52,19 @@ class CallGrammar:
         self.loose = SchemaConverter(builder, python_dicts=True)
         self.ws = self.json.space()
 
-    def marker(self, text: str) -> str:
-        """Match a marker exactly, with optional whitespace where it has some at its edges."""
+    def marker(self, text: str, *, lead: bool = True, trail: bool = True) -> str:
+        """Match a marker's text exactly, with optional whitespace around it.
+
+        The analysis trims markers, and models space calls a little differently from the
+        template, so whitespace is free at a marker's edges unless the caller glues that
+        edge to a name (lead/trail False), where it still follows the template's own text.
+        """
         core = text.strip()
         if not core:
             return self.ws if text else ""
-        lead = self.ws if text[0].isspace() else ""
-        trail = self.ws if text[-1].isspace() else ""
-        return seq(lead, literal(core), trail)
+        before = self.ws if lead or text[0].isspace() else ""
+        after = self.ws if trail or text[-1].isspace() else ""
+        return seq(before, chars(core), after)
 
     # -- the whole section -----------------------------------------------------------------
 
@@ -81,7 +86,7 @@ class CallGrammar:
     def _call_separator(self, array: bool) -> str:
         separator = self.tools.format.call_separator
         if separator.strip():
-            return seq(self.ws, literal(separator.strip()), self.ws)
+            return self.marker(separator)
         return self.json.separator() if array else self.ws
 
     def call(self, spec: ToolSpec) -> str:
@@ -152,8 +157,8 @@ class CallGrammar:
         before, between, after = self._call_id_parts()
         return seq(
             before,
-            self.marker(function.name_prefix),
-            literal(spec.name),
+            self.marker(function.name_prefix, trail=False),
+            chars(spec.name),
             self._call_index(),
             self.marker(function.name_suffix),
             between,
@@ -170,33 +175,49 @@ class CallGrammar:
         index = self.tools.call_index
         if not index.present:
             return ""
-        return seq(self.marker(index.prefix), CALL_INDEX, self.marker(index.suffix))
+        return seq(self.marker(index.prefix, lead=False, trail=False), CALL_INDEX,
+                   self.marker(index.suffix, lead=False))
 
     def _call_id_parts(self) -> tuple[str, str, str]:
         """The call-id rule placed before the name, after the name, or after the arguments."""
         call_id = self.tools.call_id
-        if call_id.pos == CallIdPosition.NONE or not call_id.prefix.strip():
+        end = call_id.suffix.strip() or self._call_id_end(call_id.pos)
+        if call_id.pos == CallIdPosition.NONE or not (call_id.prefix.strip() or end):
             return "", "", ""
-        suffix = call_id.suffix.strip()
-        value = text_excluding(self.builder, [suffix], "call-id") if suffix else CALL_ID_CHARS
+        value = text_excluding(self.builder, [end], "call-id") if end else CALL_ID_CHARS
         shown = seq(self.marker(call_id.prefix), value)
         if call_id.pos != CallIdPosition.BETWEEN_FUNC_AND_ARGS:
             part = opt(seq(shown, self.marker(call_id.suffix)))
             return (part, "", "") if call_id.pos == CallIdPosition.PRE_FUNC_NAME else ("", "", part)
         # The suffix often doubles as the start of the arguments: keep it even without an id.
-        if suffix and suffix == self.tools.arguments.start.strip():
+        if call_id.suffix.strip() in ("", self.tools.arguments.start.strip()):
             return "", opt(shown), ""
         return "", seq(opt(shown), self.marker(call_id.suffix)), ""
+
+    def _call_id_end(self, pos: CallIdPosition) -> str:
+        """The marker that follows an id written without a suffix of its own."""
+        function, fmt = self.tools.function, self.tools.format
+        followers = {
+            CallIdPosition.PRE_FUNC_NAME: (function.name_prefix,),
+            CallIdPosition.BETWEEN_FUNC_AND_ARGS: (self.tools.arguments.start,),
+            CallIdPosition.POST_ARGS: (function.close, fmt.per_call_end, fmt.section_end),
+        }.get(pos, ())
+        return next((m.strip() for m in followers if m.strip()), "")
 
     # -- TAG_WITH_TAGGED arguments ---------------------------------------------------------
 
     def _tagged_args(self, spec: ToolSpec) -> str:
-        """Required arguments in schema order; optional ones anywhere, between or after."""
+        """Each required argument once, optional ones anywhere in between.
+
+        Templates write arguments in the call's own order, and some sort them, so required
+        arguments may come in any order when there are at most three of them; beyond that,
+        schema order or alphabetical order.
+        """
         blocks = {key: self._tagged_arg(spec, key, schema)
                   for key, schema in spec.properties.items()}
         for key in spec.required:
             blocks.setdefault(key, self._tagged_arg(spec, key, True))
-        required = [blocks[k] for k in blocks if k in spec.required]
+        required = [k for k in blocks if k in spec.required]
         optional = [blocks[k] for k in blocks if k not in spec.required]
         sep = self.marker(self.tools.arguments.separator) or self.ws
         any_optional = alt(*optional) if optional else ""
@@ -204,26 +225,29 @@ class CallGrammar:
             return opt(seq(any_optional, star(seq(sep, any_optional)))) if optional else ""
         after = star(seq(sep, any_optional)) if optional else ""
         before = star(seq(any_optional, sep)) if optional else ""
-        return seq(before, *[seq(sep if i else "", block, after)
-                             for i, block in enumerate(required)])
+        orders = itertools.permutations(required) if len(required) <= 3 else \
+            [required, sorted(required)]
+        chains = [seq(*[seq(sep if i else "", blocks[key], after) for i, key in enumerate(order)])
+                  for order in orders]
+        return seq(before, alt(*chains))
 
     def _tagged_arg(self, spec: ToolSpec, key: str, schema: Any) -> str:
         args = self.tools.arguments
-        name = seq(self.marker(args.name_prefix), literal(key), self.marker(args.name_suffix))
+        name = seq(self.marker(args.name_prefix, trail=False), chars(key),
+                   self.marker(args.name_suffix, lead=False))
         if may_be_string(schema):
             value = seq(self.marker(args.value_prefix), self._raw_value(schema),
                         self.marker(args.value_suffix))
         else:
-            prefix = args.typed_value_prefix or args.value_prefix
-            suffix = args.typed_value_suffix or args.value_suffix
             typed = self.loose.value(schema, f"{spec.name}-{key}")
-            value = seq(self.marker(prefix), self.ws, typed, self.ws, self.marker(suffix))
+            value = seq(self.marker(args.typed_value_prefix), self.ws, typed, self.ws,
+                        self.marker(args.typed_value_suffix))
         return self.builder.add(f"{spec.name}-arg-{key}", seq(name, value))
 
     def _raw_value(self, schema: Any) -> str:
         values = schema.get("enum") if isinstance(schema, dict) else None
         if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
-            return alt(*(literal(v) for v in values))
+            return alt(*(chars(v) for v in values))
         return text_excluding(self.builder, self._value_ends(), "raw-value")
 
     def _value_ends(self) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analyzer.gbnf.builder import ROOT, GrammarBuilder, alt, literal, opt, seq
+from analyzer.gbnf.builder import ROOT, GrammarBuilder, alt, chars, opt, seq
 from analyzer.gbnf.errors import GrammarRequestError
 from analyzer.gbnf.json_schema import SchemaConverter
 from analyzer.gbnf.result import GrammarResult, Trigger
@@ -110,7 +110,7 @@ class _Request:
 def _response_format(request: _Request, schema: Any, reasoning: str) -> GrammarResult:
     converter = SchemaConverter(request.builder, root_schema=schema)
     answer = converter.value(schema, "response")
-    fenced = seq(literal("```json"), request.ws, answer, request.ws, literal("```"))
+    fenced = seq(chars("```json"), request.ws, answer, request.ws, chars("```"))
     return request.finish(seq(request.ws, reasoning, alt(fenced, answer), request.ws),
                           lazy=False)
 

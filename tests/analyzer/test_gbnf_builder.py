@@ -31,6 +31,8 @@ def _grammar(expr: str) -> str:
         ("__x__", "x"),
         ("日本", "rule"),
         ("a--b", "a-b"),
+        ("getWeather", "get-weather"),
+        ("HTTPGet", "httpget"),
     ],
 )
 def test_rule_name_keeps_only_letters_digits_and_dashes(hint: str, expected: str) -> None:
@@ -124,6 +126,15 @@ def test_builder_shares_identical_bodies_and_keeps_names_unique() -> None:
     assert builder.add("other", '"x"') == first
     second = builder.add("value", '"y"')
     assert (first, second) == ("value", "value-2")
+
+
+def test_names_differing_only_in_case_style_stay_distinct_for_llguidance() -> None:
+    builder = GrammarBuilder()
+    names = [builder.add(hint, f'"{i}"') for i, hint in enumerate(["getWeather", "get_weather"])]
+    builder.define("root", alt(*names))
+    grammar = builder.render()
+    assert names == ["get-weather", "get-weather-2"]
+    assert grammar_accepts(grammar, "1")
 
 
 def test_builder_never_hands_out_root_and_prints_root_first() -> None:
