@@ -177,15 +177,23 @@ class MessageBuilder:
             self.fragments.append(Fragment("id", call=len(self.calls) - 1, id=call.id))
 
     def _json_args(self, text: str, flags: int, info: Any) -> None:
-        """Add JSON argument text (python-flavoured text waits until complete)."""
+        """Add JSON argument text (python-flavoured or string-wrapped text waits until complete)."""
         call = self._call()
-        if not flags & PYTHON:
+        if not flags & (PYTHON | QUOTED):
             self._args(call, text)
             return
         call.buffered.append(text)
         if not flags & PARTIAL:
             whole, call.buffered = "".join(call.buffered), []
-            self._args(call, normalize_python_json(whole))
+            self._args(call, self._decoded_args(whole, flags))
+
+    @staticmethod
+    def _decoded_args(text: str, flags: int) -> str:
+        """Return python-flavoured text as JSON, or the JSON text inside a JSON string."""
+        if flags & PYTHON:
+            return normalize_python_json(text)
+        inner = json.loads(text)
+        return inner if isinstance(inner, str) else text
 
     def _arg_name(self, text: str, flags: int, info: Any) -> None:
         """Open one tagged argument in the arguments object."""

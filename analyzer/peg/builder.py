@@ -6,6 +6,7 @@ generator can pass analysis fields through without testing each for emptiness.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -125,6 +126,29 @@ def json_string() -> Expr:
 def schema_value(schema: Mapping[str, Any], python: bool = False) -> Expr:
     """Match a JSON value of the schema's type (and enum)."""
     return SchemaValue(schema, python)
+
+
+def json_key(key: str, python: bool = False) -> Expr:
+    """Match `"key"` (or `'key'` in the python flavour) then a colon, spaces allowed."""
+    quoted = literal(json.dumps(key, ensure_ascii=False))
+    if python:
+        quoted = choice(quoted, literal(f"'{key}'"))
+    return sequence(quoted, Space(), Literal(":"), Space())
+
+
+def json_member(key: str, value: Expr, python: bool = False) -> Expr:
+    """Match one `"key": value` member of a JSON object."""
+    return sequence(json_key(key, python), value)
+
+
+def json_object(*members: Expr) -> Expr:
+    """Match `{member, member...}` with the members in this order, spaces allowed."""
+    items: list[Expr] = [Literal("{"), Space()]
+    for index, member in enumerate(members):
+        if index:
+            items += [Space(), Literal(","), Space()]
+        items.append(member)
+    return sequence(*items, Space(), Literal("}"))
 
 
 def capture(role: Role, item: Expr, info: Any = None) -> Expr:

@@ -170,3 +170,28 @@ def test_message_to_dict_has_the_openai_shape() -> None:
 )
 def test_type_tagged_value(text: str, schema: dict[str, Any] | None, expected: str) -> None:
     assert type_tagged_value(text, ValueType.of(schema).types) == expected
+
+
+def test_arguments_written_as_a_json_string_are_unwrapped() -> None:
+    call = p.tool(p.tool_name(p.literal("f")) + p.literal(":") + p.tool_args(p.json_string()))
+    message = to_message(p.Parser(call).parse('f:"{\\"a\\": 1}"'))
+    assert message.tool_calls[0].arguments == '{"a": 1}'
+
+
+def test_json_object_helper_composes_a_json_native_call() -> None:
+    call = p.tool(
+        p.json_object(
+            p.json_member("name", p.literal('"') + p.tool_name(p.literal("get")) + p.literal('"')),
+            p.json_member("arguments", p.tool_args(p.json_value())),
+        )
+    )
+    message = to_message(p.Parser(call).parse('{ "name" : "get",\n "arguments": {"x": [1]} }'))
+    assert message.tool_calls == (ToolCall("get", '{"x": [1]}'),)
+
+
+def test_json_key_in_python_flavour_accepts_single_quotes() -> None:
+    member = p.json_member("arguments", p.tool_args(p.json_value(python=True)), python=True)
+    message = to_message(
+        p.Parser(p.tool(p.tool_name(p.literal("f")) + member)).parse("f'arguments': {'a': 1}")
+    )
+    assert json.loads(message.tool_calls[0].arguments) == {"a": 1}
