@@ -1,4 +1,26 @@
-"""A small PEG engine for model outputs: partial input, captures by role, resumable runs."""
+"""A small PEG engine for model outputs: partial input, captures by role, resumable runs.
+
+Compose a grammar from marker strings and tool schemas, then parse or stream::
+
+    from analyzer import peg as p
+
+    call = p.tool(
+        p.literal("<tool_call>") + p.commit() + p.space()
+        + p.json_object(
+            p.json_member("name", p.literal('"') + p.tool_name(p.literals(names)) + p.literal('"')),
+            p.json_member("arguments", p.tool_args(p.json_value())),
+        )
+        + p.space() + p.literal("</tool_call>")
+    )
+    parser = p.Parser(p.content(p.until("<tool_call>")) + p.zero_or_more(call + p.space()))
+    parser.parse(text, partial=True)       # ParseResult: captures by role
+    print(parser.dump())                   # readable PEG rules
+
+Put `commit()` right after a marker that settles what follows (a call's opening tag, `<think>`):
+it turns later mismatches into errors instead of silent backtracking, and it lets a stream
+emit what comes after it at once. Without it, text inside an optional or a choice is held back
+until that choice is decided.
+"""
 
 from __future__ import annotations
 
