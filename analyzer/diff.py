@@ -107,11 +107,45 @@ def _fixed_suffix_len(a: str, b: str, length: int) -> int:
         length = cut
 
 
+def _is_word(text: str, index: int) -> bool:
+    return 0 <= index < len(text) and (text[index].isalnum() or text[index] == "_")
+
+
+def _word_prefix_len(a: str, b: str, length: int) -> int:
+    """Move a cut inside a word (in either text) back to the word's start."""
+    while length > 0 and _is_word(a, length - 1) and (_is_word(a, length) or _is_word(b, length)):
+        length -= 1
+    return length
+
+
+def _word_suffix_len(a: str, b: str, length: int) -> int:
+    """Move a cut inside a word (in either text) forward to the word's end."""
+    while length > 0 and _is_word(a, len(a) - length) and (
+        _is_word(a, len(a) - length - 1) or _is_word(b, len(b) - length - 1)
+    ):
+        length -= 1
+    return length
+
+
 def diff_split(a: str, b: str) -> DiffSplit:
-    """Split a and b into common prefix, their own middles, and common suffix."""
-    prefix_len = _fixed_prefix_len(a, b, common_prefix_len(a, b))
+    """Split a and b into common prefix, their own middles, and common suffix.
+
+    Cuts never fall inside a marker of either text, nor inside a word, so what differs
+    shows up whole (`<tool_call>` against `<tool_response>`, `call00001` against `call99999`).
+    """
+    prefix_len = common_prefix_len(a, b)
+    while True:
+        fixed = _fixed_prefix_len(a, b, _word_prefix_len(a, b, prefix_len))
+        if fixed == prefix_len:
+            break
+        prefix_len = fixed
     room = min(len(a), len(b)) - prefix_len
-    suffix_len = _fixed_suffix_len(a, b, common_suffix_len(a, b, room))
+    suffix_len = common_suffix_len(a, b, room)
+    while True:
+        fixed = _fixed_suffix_len(a, b, _word_suffix_len(a, b, suffix_len))
+        if fixed == suffix_len:
+            break
+        suffix_len = fixed
     return DiffSplit(
         prefix=a[:prefix_len],
         left=a[prefix_len : len(a) - suffix_len],

@@ -88,13 +88,18 @@ def compare_reasoning_presence(ctx: AnalysisContext) -> ReasoningAnalysis:
             return _markers_from_presence(ctx, comparison)
     chunks = render_input(f"with {CHUNK_FIELD}", [user(), thinking_chunks()], tools=tools)
     comparison = compare_variants(ctx.renderer, "R1", R1_TITLE, base, chunks)
-    if comparison.diff is not None and REASONING_MSG in comparison.diff.right:
+    if comparison.diff is not None and _shows_chunk_text(comparison.diff.right):
         ctx.record(comparison)
         return _markers_from_presence(ctx, comparison)
     first = render_input(f"with {REASONING_FIELDS[0]}",
                          [user(), with_reasoning(REASONING_FIELDS[0])], tools=tools)
     ctx.compare("R1", R1_TITLE, base, first)
     return ReasoningAnalysis()
+
+
+def _shows_chunk_text(text: str) -> bool:
+    """Tell whether a render shows the thinking chunk's text, not the chunk printed raw."""
+    return REASONING_MSG in text and "'type'" not in text and '"type"' not in text
 
 
 # Mistral's templates take reasoning as a typed content chunk instead of a message field.

@@ -262,7 +262,7 @@ def compare_function_names(
     if repetition is None:
         section, per_call = _leading_groups(per_call)
     if ident is not None and ident.position == CallIdPosition.PRE_FUNC_NAME:
-        per_call = _without_id(ctx, draft, per_call, ident)
+        per_call, name_prefix = _around_id(ctx, draft, call.text, per_call, name_prefix, ident)
     _mark(ctx, draft, "section_start", "tools.format.section_start", section.strip(), "T1")
     _mark(ctx, draft, "per_call_start", "tools.format.per_call_start", per_call.strip(), "T1")
     _mark(ctx, draft, "name_prefix", "tools.function.name_prefix", _lstrip(name_prefix), "T3a")
@@ -278,18 +278,23 @@ def _mark(
         setattr(draft, attr, ctx.mark_b(role, piece.text, cid, piece.pos))
 
 
-def _without_id(
-    ctx: AnalysisContext, draft: ToolDraft, per_call: Piece, ident: IdPlacement
-) -> Piece:
-    """A call id written before the name is not part of the per-call opener."""
+def _around_id(
+    ctx: AnalysisContext, draft: ToolDraft, text: str, per_call: Piece, name_prefix: Piece,
+    ident: IdPlacement,
+) -> tuple[Piece, Piece]:
+    """An id written before the name splits the header: opener, id, then the name prefix.
+
+    The opener keeps what precedes the id; what follows it up to the name is the name
+    prefix, which the call needs whether or not an id is written.
+    """
     if not per_call.pos <= ident.value.pos < per_call.end:
-        return per_call
-    before = Piece.cut(ctx.comparisons["T1"].variant_b.rendered if ctx.comparisons["T1"].variant_b
-                       else "", per_call.pos, ident.value.pos).strip()
-    if draft.id_prefix == before.text:
+        return per_call, name_prefix
+    opener = Piece.cut(text, per_call.pos, ident.value.pos).strip()
+    if draft.id_prefix == opener.text:
         draft.id_prefix = ""
         ctx.markers[:] = [m for m in ctx.markers if m.role != "tools.call_id.prefix"]
-    return before
+    after_id = ident.value.end + len(draft.id_suffix)
+    return opener, Piece.cut(text, after_id, name_prefix.end)
 
 
 def _lstrip(piece: Piece) -> Piece:

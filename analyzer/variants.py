@@ -117,7 +117,8 @@ def render_input(
         "add_generation_prompt": add_generation_prompt,
         "kwargs": kwargs,
     }
-    text = json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # Key order is kept: templates see dicts in the order an API request would send them.
+    text = json.dumps(params, ensure_ascii=False, separators=(",", ":"))
     return RenderInput(label, text)
 
 
@@ -147,7 +148,7 @@ class VariantRenderer:
             return inp.params
         params = inp.decoded()
         params["kwargs"] = {**self.defaults, **params["kwargs"]}
-        return json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(params, ensure_ascii=False, separators=(",", ":"))
 
     def render(self, inp: RenderInput) -> RenderOutcome:
         """Return the (cached) outcome of rendering inp."""

@@ -1,0 +1,94 @@
+"""analyze(): the assembled Analysis, its provenance and its workarounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer import ANALYZER_VERSION, analyze
+from analyzer.errors import TemplateRenderError
+from analyzer.loading import TemplateSource
+from analyzer.model import Analysis
+
+FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
+FORMAT_FILES = sorted(FORMATS.glob("*.jinja"))
+
+
+def assert_markers_exact(analysis: Analysis) -> None:
+    by_id = {c.id: c for c in analysis.comparisons}
+    for marker in analysis.markers:
+        if marker.comparison.startswith(("workaround:", "R2:derived")):
+            continue
+        comparison = by_id[marker.comparison]
+        for span, variant in ((marker.span_a, comparison.variant_a),
+                              (marker.span_b, comparison.variant_b)):
+            if span is not None:
+                assert variant is not None
+                assert variant.rendered[span.start : span.end] == marker.text, marker
+
+
+@pytest.mark.parametrize("path", FORMAT_FILES, ids=lambda p: p.stem)
+def test_every_marker_span_points_at_the_marker_text(path: Path) -> None:
+    analysis = analyze(path.read_text())
+    assert_markers_exact(analysis)
+
+
+def test_every_field_marker_is_recorded_with_provenance() -> None:
+    analysis = analyze((FORMATS / "tools_tagged.jinja").read_text())
+    roles = {m.role: m.text for m in analysis.markers}
+    assert roles["tools.function.name_prefix"] == analysis.tools.function.name_prefix
+    assert roles["tools.arguments.value_suffix"] == analysis.tools.arguments.value_suffix
+    assert roles["tools.format.per_call_end"] == analysis.tools.format.per_call_end
+
+
+def test_analysis_header_fields() -> None:
+    source = (FORMATS / "plain.jinja").read_text()
+    analysis = analyze(source)
+    assert analysis.analyzer_version == ANALYZER_VERSION
+    assert analysis.handler == "auto"
+    assert analysis.template_name == "default"
+    assert analysis.template_sha256 == TemplateSource(source=source).sha256
+
+
+def test_comparisons_come_in_a_fixed_order() -> None:
+    ids = [c.id for c in analyze((FORMATS / "tools_tagged.jinja").read_text()).comparisons]
+    assert ids[:4] == ["R1", "R2", "R3", "C1"]
+    assert ids.index("T1") < ids.index("T2") < ids.index("A1") < ids.index("T7")
+
+
+def test_preserved_tokens_are_the_markers_trimmed_and_unique() -> None:
+    analysis = analyze((FORMATS / "tools_tagged.jinja").read_text())
+    assert analysis.preserved_tokens == ("<tool_call>", "</tool_call>", "<function=", ">",
+                                         "</function>", "<parameter=", "</parameter>")
+
+
+def test_generation_prompts_cover_thinking_unset_on_and_off() -> None:
+    analysis = analyze((FORMATS / "think_forced_open.jinja").read_text())
+    assert [p.enable_thinking for p in analysis.generation_prompts] == [None, True, False]
+
+
+def test_a_workaround_is_applied_and_listed() -> None:
+    source = ("{{ 'Write your thoughts between <think></think> and write your response between "
+              "<response></response>' }}{% for m in messages %}{{ m.content }}{% endfor %}")
+    analysis = analyze(source)
+    assert analysis.workarounds == ("granite-3.3-thinking-prompt",)
+    assert analysis.content.start == "<response>"
+    origins = {m.role: m.comparison for m in analysis.markers}
+    assert origins["content.start"] == "workaround:granite-3.3-thinking-prompt"
+
+
+def test_no_workaround_on_an_ordinary_template() -> None:
+    assert analyze((FORMATS / "tools_json_native.jinja").read_text()).workarounds == ()
+
+
+def test_a_syntax_error_is_reported_with_its_line() -> None:
+    with pytest.raises(TemplateRenderError) as info:
+        analyze("line one\n{% if x %}never closed")
+    assert "line 2" in str(info.value) or info.value.lineno == 2
+
+
+def test_a_template_source_object_is_accepted() -> None:
+    source = TemplateSource(source=(FORMATS / "plain.jinja").read_text(), name="tool_use",
+                            available_names=("default", "tool_use"))
+    assert analyze(source).template_name == "tool_use"

@@ -1,0 +1,71 @@
+"""`python -m analyzer analyze`: the readable report, the JSON, and the whole corpus."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzer import analysis_from_json
+from analyzer.cli import main, subcommand_modules
+
+ROOT = Path(__file__).resolve().parents[2]
+FORMATS = ROOT / "templates_corpus" / "formats"
+CORPUS = ROOT / ".." / "shared" / "corpus" / "templates"
+CORPUS_FILES = sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else []
+
+
+def test_the_report_shows_caps_modes_markers_and_diffs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(FORMATS / "tools_tagged.jinja")]) == 0
+    out = capsys.readouterr().out
+    for heading in ("Capabilities", "Reasoning", "Tools", "Generation prompts", "Markers",
+                    "Comparisons"):
+        assert heading in out
+    assert 'function.name_prefix: "<function="' in out
+    assert "[[" in out and "]]" in out  # the differing part of a variant pair
+    assert "from T3" in out  # a marker's provenance
+
+
+def test_json_output_is_the_canonical_analysis(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(FORMATS / "plain.jinja"), "--json"]) == 0
+    analysis = analysis_from_json(capsys.readouterr().out)
+    assert analysis.content.mode == "PLAIN"
+
+
+def test_a_missing_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(FORMATS / "no-such-template.jinja")]) == 2
+    assert "no-such-template.jinja" in capsys.readouterr().err
+
+
+def test_a_syntax_error_exits_with_status_2(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jinja"
+    bad.write_text("{% if %}")
+    assert main(["analyze", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith("error:")
+
+
+def test_subcommands_are_discovered_from_cli_modules() -> None:
+    assert "analyzer.cli_analyze" in subcommand_modules()
+
+
+def test_the_module_runs_as_a_program() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "analyzer", "analyze", str(FORMATS / "plain.jinja"), "--json"],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["handler"] == "auto"
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="../shared/corpus/templates is not present")
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.stem)
+def test_analyze_succeeds_on_every_corpus_template(path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(path), "--json"]) == 0
+    first = capsys.readouterr().out
+    assert main(["analyze", str(path), "--json"]) == 0
+    assert capsys.readouterr().out == first  # byte-identical across runs

@@ -1,0 +1,49 @@
+"""C1: content wrappers, always or only after reasoning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.analysis import analyze
+from analyzer.model import ContentMode
+
+FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
+
+
+def content_of(name: str):  # type: ignore[no-untyped-def]
+    return analyze((FORMATS / f"{name}.jinja").read_text()).content
+
+
+def test_plain_content_has_no_markers() -> None:
+    content = content_of("plain")
+    assert (content.mode, content.start, content.end) == (ContentMode.PLAIN, "", "")
+
+
+def test_always_wrapped_content() -> None:
+    content = content_of("content_wrapped")
+    assert (content.mode, content.start, content.end) == (
+        ContentMode.ALWAYS_WRAPPED, "<response>", "</response>")
+
+
+def test_content_wrapped_only_after_reasoning() -> None:
+    content = content_of("content_wrapped_with_reasoning")
+    assert (content.mode, content.start, content.end) == (
+        ContentMode.WRAPPED_WITH_REASONING, "<answer>", "</answer>")
+
+
+def test_an_end_of_turn_marker_does_not_wrap_content() -> None:
+    source = ("{% for m in messages %}<|{{ m.role }}|>\n{% if m.tool_calls %}<calls>"
+              "{{ m.tool_calls | tojson }}</calls><|eot|>{% else %}<x>{{ m.content }}\n<|eot|>"
+              "{% endif %}{% endfor %}")
+    assert content_of_source(source).mode == ContentMode.PLAIN
+
+
+def content_of_source(source: str):  # type: ignore[no-untyped-def]
+    return analyze(source).content
+
+
+def test_requires_nonnull_content_comes_from_the_probe() -> None:
+    source = ("{% for m in messages %}{{ m.content }}{% for c in m.tool_calls or [] %}"
+              "<c>{{ c.function.name }}{{ c.function.arguments | tojson }}</c>{% endfor %}"
+              "{% endfor %}")
+    assert content_of_source(source).requires_nonnull_content
