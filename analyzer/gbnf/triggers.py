@@ -41,7 +41,8 @@ def _json_first_keys(tools: ToolsAnalysis, specs: Sequence[ToolSpec]) -> list[st
 def _json_pattern(tools: ToolsAnalysis, specs: Sequence[ToolSpec]) -> str:
     keys = "|".join(regex_escape(k) for k in _json_first_keys(tools, specs))
     array = r"\[\s*" if tools.format.tools_array_wrapped else ""
-    return rf"^\s*({array}\{{\s*[\"'](?:{keys})[\"'])[\s\S]*$"
+    quote = "[\"']"
+    return rf"^\s*({array}\{{\s*{quote}(?:{keys}){quote})[\s\S]*$"
 
 
 def _names_pattern(tools: ToolsAnalysis, specs: Sequence[ToolSpec]) -> str:
