@@ -120,12 +120,12 @@ class MessageBuilder:
     def message(self) -> Message:
         """Return the message built so far."""
         calls = tuple(
-            ToolCall(name=call.name or "", arguments="".join(call.args), id=call.id)
+            ToolCall(name=call.name or "", arguments=joined(call.args), id=call.id)
             for call in self.calls
         )
         return Message(
-            content="".join(self.content),
-            reasoning_content="".join(self.reasoning),
+            content=joined(self.content),
+            reasoning_content=joined(self.reasoning),
             tool_calls=calls,
         )
 
@@ -231,6 +231,13 @@ class MessageBuilder:
         call.args.append(text)
         if call.announced and self.fragments is not None:
             self.fragments.append(Fragment("args", text, len(self.calls) - 1))
+
+
+def joined(pieces: list[str]) -> str:
+    """Join pieces and keep the result as the only piece (a stream asks again and again)."""
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
 
 
 @lru_cache(maxsize=1024)

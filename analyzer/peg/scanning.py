@@ -17,8 +17,11 @@ SPACE = re.compile(r"[ \t\r\n]*")
 
 
 def quote(text: str) -> str:
-    """Show text as a double-quoted literal in dumps and messages."""
-    return json.dumps(text, ensure_ascii=False)
+    """Show text as a quoted literal in dumps (single quotes when that avoids escapes)."""
+    shown = json.dumps(text, ensure_ascii=False)
+    if '\\"' in shown and "'" not in text and shown.count("\\") == shown.count('\\"'):
+        return "'" + text + "'"
+    return shown
 
 
 class Literal(Expr):

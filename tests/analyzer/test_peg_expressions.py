@@ -132,3 +132,7 @@ def test_dump_lists_named_rules_in_readable_peg() -> None:
 def test_dump_shows_choice_optional_and_bounded_repeat() -> None:
     grammar = p.optional(p.literal("a") | p.literal("b")) + p.repeat(p.literal("c"), 1, 2)
     assert p.Parser(grammar).dump() == 'root <- ("a" | "b")? "c"{1,2}'
+
+
+def test_dump_quotes_literals_with_double_quotes_in_single_quotes() -> None:
+    assert p.Parser(p.json_key("name")).dump() == """root <- '"name"' space ":" space"""
