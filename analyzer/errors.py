@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 LoadProblem = Literal[
@@ -9,15 +10,22 @@ LoadProblem = Literal[
     "unreadable",
 ]
 Limit = Literal["range", "output_size", "time", "recursion"]
+# Jinja splits lines on these only (str.splitlines also splits on \f, \v, \u2028...).
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class AnalyzerError(Exception):
     """Base class of every error the analyzer raises on purpose."""
 
 
+def template_lines(source: str) -> list[str]:
+    """Split a template into lines the way Jinja numbers them."""
+    return _NEWLINE.split(source)
+
+
 def source_excerpt(source: str, lineno: int | None, column: int | None = None) -> str:
     """Return template line `lineno` indented, with a caret under (1-based) `column` if known."""
-    lines = source.splitlines()
+    lines = template_lines(source)
     if lineno is None or not 1 <= lineno <= len(lines):
         return ""
     line = lines[lineno - 1].expandtabs(1)
@@ -75,7 +83,7 @@ class TemplateSyntaxError(TemplateRenderError):
     def __init__(
         self, message: str, *, lineno: int | None, column: int | None, source: str
     ) -> None:
-        lines = source.splitlines()
+        lines = template_lines(source)
         line = lines[lineno - 1] if lineno is not None and 1 <= lineno <= len(lines) else ""
         Exception.__init__(self, _syntax_text(message, lineno, column, source))
         self.message = message

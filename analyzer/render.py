@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-import jinja2.lexer
 from jinja2.exceptions import SecurityError
 
 from analyzer.errors import (
@@ -19,10 +17,11 @@ from analyzer.errors import (
     SandboxViolationError,
     TemplateRaisedError,
     TemplateRenderError,
-    TemplateSyntaxError,
+    template_lines,
 )
 from analyzer.limits import LimitExceeded, RenderLimits, budget_for
 from analyzer.sandbox import BoundedEnvironment, TemplateRaise
+from analyzer.syntax import syntax_error
 
 if TYPE_CHECKING:
     from analyzer.loading import TemplateSource
@@ -51,7 +50,8 @@ class ChatTemplate:
         try:
             self._template = self._env.from_string(source)
         except jinja2.TemplateSyntaxError as exc:
-            raise syntax_error(exc, source, self._env.failing_token) from None
+            index = self._env.failing_token_index
+            raise syntax_error(exc, source, self._env, index) from None
 
     @classmethod
     def from_source(cls, ts: TemplateSource, *, limits: RenderLimits | None = None) -> ChatTemplate:
@@ -188,7 +188,7 @@ def template_lineno(tb: TracebackType | None) -> int | None:
 def render_error(exc: BaseException, source: str) -> TemplateRenderError:
     """Translate an exception raised while rendering into the analyzer's error for it."""
     lineno = template_lineno(exc.__traceback__)
-    lines = source.splitlines()
+    lines = template_lines(source)
     line = lines[lineno - 1] if lineno is not None and 0 < lineno <= len(lines) else ""
     if isinstance(exc, TemplateRaise):
         return TemplateRaisedError(exc.message, lineno=lineno, source_line=line)
@@ -209,34 +209,3 @@ def render_error(exc: BaseException, source: str) -> TemplateRenderError:
             lineno=lineno, source_line=line,
         )
     return TemplateRenderError(f"{type(exc).__name__}: {exc}", lineno=lineno, source_line=line)
-
-
-_LEXER_POSITION = re.compile(r" at (\d+)$")
-
-
-def syntax_error(
-    exc: jinja2.TemplateSyntaxError, source: str, token: jinja2.lexer.Token | None
-) -> TemplateSyntaxError:
-    """Translate Jinja's syntax error, finding the column Jinja does not report."""
-    message = exc.message or "invalid template"
-    lineno, column = exc.lineno, None
-    position = _LEXER_POSITION.search(message)
-    if position:
-        offset = int(position.group(1))
-        lineno = source.count("\n", 0, offset) + 1
-        column = offset - (source.rfind("\n", 0, offset) + 1) + 1
-    elif token is not None and token.lineno == lineno:
-        column = token_column(source, lineno, token)
-    return TemplateSyntaxError(message, lineno=lineno, column=column, source=source)
-
-
-def token_column(source: str, lineno: int, token: jinja2.lexer.Token) -> int | None:
-    """Find where the token the parser stopped at sits on its line (1-based), if visible."""
-    lines = source.splitlines()
-    if not 1 <= lineno <= len(lines):
-        return None
-    line = lines[lineno - 1]
-    if token.type == "eof":
-        return len(line) + 1
-    found = line.find(str(token.value)) if token.value else -1
-    return found + 1 if found >= 0 else None

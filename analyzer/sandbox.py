@@ -22,7 +22,6 @@ import jinja2.ext
 from jinja2 import nodes, pass_context
 from jinja2.exceptions import SecurityError, TemplateSyntaxError
 from jinja2.filters import FILTERS
-from jinja2.lexer import Token
 from jinja2.parser import Parser
 from jinja2.runtime import Context, markup_join, str_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
@@ -46,6 +45,7 @@ from analyzer.limits import (
     text_size,
     too_large,
 )
+from analyzer.syntax import CountingStream, raised_by_lexer
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
 MAX_JSON_INDENT = 1_000
@@ -247,17 +247,19 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
             extensions=[GenerationExtension, jinja2.ext.loopcontrols],
         )
         self.limits = limits
-        self.failing_token: Token | None = None
+        self.failing_token_index: int | None = None  # None: the lexer failed, not the parser
         self.globals.update(hf_globals(limits))
         self.filters.update(checked_filters(limits))
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         parser = Parser(self, source, name, filename)
+        counter = CountingStream(parser.stream)
         try:
             tree = parser.parse()
-        except TemplateSyntaxError:
+        except TemplateSyntaxError as exc:
             # Jinja's error has no column; the token the parser stopped at lets us find one.
-            self.failing_token = parser.stream.current
+            if not raised_by_lexer(exc):
+                self.failing_token_index = counter.current_index()
             raise
         bounded = BoundingTransformer().visit(tree)
         assert isinstance(bounded, nodes.Template)
