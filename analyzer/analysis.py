@@ -23,7 +23,7 @@ from analyzer.version import ANALYZER_VERSION
 from analyzer.workarounds import apply_workarounds
 
 # Comparisons are listed in this order (then any others by id) so the JSON is stable.
-COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "T1", "T2", "T3", "A1", "A2", "A3",
+COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "C2", "T1", "T2", "T3", "A1", "A2", "A3",
                     "T5", "T6", "T7")
 AUTO_HANDLER = "auto"
 
@@ -38,7 +38,7 @@ def analyze(template: TemplateSource | str, *, template_name: str | None = None)
     ctx = AnalysisContext(renderer, probe.calls, probe.base_tools)
     reasoning = analyze_reasoning(ctx, probe.caps.supports_tool_calls)
     content = analyze_content(ctx, reasoning, probe.caps.requires_non_null_content)
-    tools = analyze_tools(ctx, probe.caps, reasoning, content.end)
+    tools = analyze_tools(ctx, probe.caps, reasoning, content)
     analysis = Analysis(
         analyzer_version=ANALYZER_VERSION,
         template_sha256=source.sha256,

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from analyzer.context import AnalysisContext
+from analyzer.diff import marker_run_after, marker_run_before, skip_space, skip_space_back
 from analyzer.model import Comparison, ContentAnalysis, ContentMode, ReasoningAnalysis
 from analyzer.reasoning import in_region, with_reasoning, wrapper_around
-from analyzer.variants import ASSISTANT_MSG, TOOLS, assistant, render_input, user
+from analyzer.variants import (
+    ASSISTANT_MSG,
+    TOOLS,
+    USER_MSG,
+    USER_MSG_2,
+    assistant,
+    render_input,
+    user,
+)
 
 C1_TITLE = "C1 content: answer text vs a tool call"
 C1R_TITLE = "C1r content: answer text vs reasoning with an empty answer"
 C1W_TITLE = "C1w content: answer alone vs answer after reasoning"
+C2_TITLE = "C2 turn markers: a final answer vs an answer followed by a user turn"
 
 
 def analyze_content(
@@ -23,18 +33,82 @@ def analyze_content(
     with_thought = render_input("reasoning, empty answer", [user(), with_reasoning(field_name, "")],
                                 tools=TOOLS)
     reasoning_markers = {reasoning.start, reasoning.end} - {""}
+    mode, found = ContentMode.PLAIN, ("", "")
     for cid, title, other in (("C1", C1_TITLE, with_call), ("C1r", C1R_TITLE, with_thought)):
-        found = _wrapped(ctx, ctx.compare(cid, title, text_only, other), "a", reasoning_markers)
-        if found is not None:
-            return ContentAnalysis(ContentMode.ALWAYS_WRAPPED, *found, requires_nonnull)
-    if reasoning.mode != "NONE":
+        wrapped = _wrapped(ctx, ctx.compare(cid, title, text_only, other), "a", reasoning_markers)
+        if wrapped is not None:
+            mode, found = ContentMode.ALWAYS_WRAPPED, wrapped
+            break
+    if mode == ContentMode.PLAIN and reasoning.mode != "NONE":
         both = render_input("answer after reasoning", [user(), with_reasoning(field_name)],
                             tools=TOOLS)
         comparison = ctx.compare("C1w", C1W_TITLE, text_only, both)
-        found = _wrapped(ctx, comparison, "b", reasoning_markers)
-        if found is not None:
-            return ContentAnalysis(ContentMode.WRAPPED_WITH_REASONING, *found, requires_nonnull)
-    return ContentAnalysis(requires_nonnull_content=requires_nonnull)
+        wrapped = _wrapped(ctx, comparison, "b", reasoning_markers)
+        if wrapped is not None:
+            mode, found = ContentMode.WRAPPED_WITH_REASONING, wrapped
+    turn = compare_turn_markers(ctx, set(found) | reasoning_markers)
+    return ContentAnalysis(mode, found[0], found[1], requires_nonnull, *turn)
+
+
+def compare_turn_markers(ctx: AnalysisContext, taken: set[str]) -> tuple[str, str]:
+    """C2: a final answer vs one followed by another user turn; read the turn's markers.
+
+    The turn start is the marker group right before the answer that the generation prompt
+    also ends with; the turn end is the marker group right after the answer once another
+    turn follows it. Content and reasoning markers are not turn markers.
+    """
+    final = render_input("answer text", [user(), assistant()], tools=TOOLS)
+    followed = render_input("answer, then a user turn", [user(), assistant(), user(USER_MSG_2)],
+                            tools=TOOLS)
+    comparison = ctx.compare("C2", C2_TITLE, final, followed)
+    if comparison.variant_a is None or comparison.variant_b is None:
+        return "", ""
+    return _turn_start(ctx, comparison, taken), _turn_end(ctx, comparison, taken)
+
+
+def _after_answer_or_absent(text: str, marker: str) -> bool:
+    """A turn end follows the final answer too, unless the final turn is left open."""
+    at = text.find(ASSISTANT_MSG)
+    return marker not in text or text.startswith(marker, skip_space(text, at + len(ASSISTANT_MSG)))
+
+
+def _turn_start(ctx: AnalysisContext, comparison: Comparison, taken: set[str]) -> str:
+    assert comparison.variant_a is not None
+    text = comparison.variant_a.rendered
+    at = text.find(ASSISTANT_MSG)
+    group = marker_run_before(text, skip_space_back(text, at), trailing_word=True)
+    prompt = ctx.renderer.text(render_input("generation prompt", [user()], tools=TOOLS,
+                                            add_generation_prompt=True, enable_thinking=None))
+    if at < 0 or group is None or prompt is None:
+        return ""
+    marker = text[group[0] : group[1]]
+    if marker in taken or not prompt.rstrip().endswith(marker):
+        return ""
+    return ctx.mark_a("content.turn_start", marker, comparison.id, group[0])
+
+
+def _turn_end(ctx: AnalysisContext, comparison: Comparison, taken: set[str]) -> str:
+    assert comparison.variant_b is not None
+    text = comparison.variant_b.rendered
+    at = text.find(ASSISTANT_MSG)
+    if at < 0:
+        return ""
+    group = marker_run_after(text, skip_space(text, at + len(ASSISTANT_MSG)))
+    if group is None or text[group[0] : group[1]] in taken:
+        return ""
+    marker = text[group[0] : group[1]]
+    assert comparison.variant_a is not None
+    if marker in text[:at] and not _closes_user_turn(text, marker):
+        return ""  # it opens the next turn, it does not end this one
+    if not _after_answer_or_absent(comparison.variant_a.rendered, marker):
+        return ""  # it belongs to what the next turn brings (e.g. a tool list)
+    return ctx.mark_b("content.turn_end", marker, comparison.id, group[0])
+
+
+def _closes_user_turn(text: str, marker: str) -> bool:
+    """Tell whether marker also ends the user's turn (right after the user's text)."""
+    at = text.find(USER_MSG)
+    return at >= 0 and text.startswith(marker, skip_space(text, at + len(USER_MSG)))
 
 
 def _wrapped(

@@ -148,6 +148,10 @@ class ContentAnalysis:
     start: str = ""
     end: str = ""
     requires_nonnull_content: bool = False
+    # Markers that open and close an assistant turn (not content): a model may repeat them
+    # in its output, e.g. Command R+'s `<|CHATBOT_TOKEN|>` ... `<|END_OF_TURN_TOKEN|>`.
+    turn_start: str = ""
+    turn_end: str = ""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from analyzer.model import (
     CallIdPosition,
     Capabilities,
     Comparison,
+    ContentAnalysis,
     ReasoningAnalysis,
     ToolFormat,
     ToolsAnalysis,
@@ -45,12 +46,7 @@ from analyzer.variants import (
     ASSISTANT_MSG,
     FUNC_A,
     FUNC_B,
-    TOOLS,
-    USER_MSG_2,
-    assistant,
-    render_input,
     skipped,
-    user,
 )
 
 TITLES = {
@@ -84,7 +80,8 @@ class Repetition:
 
 
 def analyze_tools(
-    ctx: AnalysisContext, caps: Capabilities, reasoning: ReasoningAnalysis, content_end: str = ""
+    ctx: AnalysisContext, caps: Capabilities, reasoning: ReasoningAnalysis,
+    content: ContentAnalysis | None = None,
 ) -> ToolsAnalysis:
     """Run T1-T7 (and A1-A3 for tagged arguments) and return the tool analysis."""
     if not caps.supports_tool_calls:
@@ -92,7 +89,7 @@ def analyze_tools(
             ctx.record(skipped(cid, cid, "the template does not render tool calls"))
         return ToolsAnalysis()
     draft = ToolDraft()
-    call = compare_tool_presence(ctx, draft, reasoning, content_end)
+    call = compare_tool_presence(ctx, draft, reasoning, content or ContentAnalysis())
     if call is None:
         return draft.freeze()
     if draft.mode == ToolFormat.JSON_NATIVE:
@@ -104,7 +101,7 @@ def analyze_tools(
 
 
 def compare_tool_presence(
-    ctx: AnalysisContext, draft: ToolDraft, reasoning: ReasoningAnalysis, content_end: str
+    ctx: AnalysisContext, draft: ToolDraft, reasoning: ReasoningAnalysis, content: ContentAnalysis
 ) -> CallRender | None:
     """T1: answer text vs one call; cut out the tool section and classify its format."""
     comparison = ctx.compare("T1", TITLES["T1"], inputs.no_calls(), inputs.one_call(ctx.calls))
@@ -117,21 +114,10 @@ def compare_tool_presence(
     name_pos = text.find(FUNC_A, low, high)
     if name_pos < 0:
         return None
-    if not content_end:
-        high = _before_turn_end(comparison, text, name_pos, high, _turn_end(ctx))
+    if not content.end:
+        high = _before_turn_end(comparison, text, name_pos, high, content.turn_end)
     draft.mode = classify(text, low, high, draft)
     return CallRender(text, low, high, name_pos)
-
-
-def _turn_end(ctx: AnalysisContext) -> str:
-    """The marker that ends an answer's turn when another turn follows it."""
-    messages = [user(), assistant(), user(USER_MSG_2)]
-    text = ctx.renderer.text(render_input("answer, then a user turn", messages, tools=TOOLS))
-    at = -1 if text is None else text.find(ASSISTANT_MSG)
-    if text is None or at < 0:
-        return ""
-    group = marker_run_after(text, skip_space(text, at + len(ASSISTANT_MSG)), with_word=False)
-    return "" if group is None else text[group[0] : group[1]]
 
 
 def _before_turn_end(

@@ -47,3 +47,14 @@ def test_requires_nonnull_content_comes_from_the_probe() -> None:
               "<c>{{ c.function.name }}{{ c.function.arguments | tojson }}</c>{% endfor %}"
               "{% endfor %}")
     assert content_of_source(source).requires_nonnull_content
+
+
+def test_c2_reads_the_markers_that_open_and_close_an_assistant_turn() -> None:
+    content = content_of("plain")  # <|assistant|>answer<|end|>
+    assert (content.turn_start, content.turn_end) == ("<|assistant|>", "<|end|>")
+
+
+def test_the_next_turns_opener_is_not_a_turn_end() -> None:
+    source = ("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+              "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+    assert content_of_source(source).turn_end == ""

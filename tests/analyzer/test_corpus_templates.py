@@ -293,3 +293,10 @@ def test_key_markers_appear_in_their_template_sources() -> None:
         a, source = analysis_of(name), source_of(name)
         for token in a.preserved_tokens:
             assert token.strip("\"=>") in source or token in source, (name, token)
+
+
+def test_command_r_plus_turn_markers() -> None:
+    # The template writes <|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>, the content, then
+    # <|END_OF_TURN_TOKEN|>.
+    content = analysis_of("CohereForAI-c4ai-command-r-plus-tool_use").content
+    assert (content.turn_start, content.turn_end) == ("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>")
