@@ -269,3 +269,20 @@ def test_every_partial_prefix_parse_is_extended_by_the_full_parse(pieces: list[s
         return
     for cut in range(len(text) + 1):
         assert extends(to_message(parser.parse(text[:cut], partial=True)), full), text[:cut]
+
+
+def test_empty_chunks_change_nothing() -> None:
+    parser, text = PARSERS["qwen3-coder"], SAMPLES["qwen3-coder"]
+    stream = StreamParser(parser)
+    deltas: list[Delta] = []
+    for char in text:
+        deltas += stream.feed(char)
+        assert stream.feed("") == []
+    assert accumulate(deltas + stream.finish()) == to_message(parser.parse(text))
+
+
+def test_feeding_after_finish_is_refused() -> None:
+    stream = StreamParser(PARSERS["functionary"])
+    stream.finish()
+    with pytest.raises(ValueError, match="after finish"):
+        stream.feed("x")
