@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
 from analyzer.caps import probe_capabilities
 from analyzer.content import analyze_content
@@ -29,11 +30,33 @@ AUTO_HANDLER = "auto"
 
 
 def analyze(template: TemplateSource | str, *, template_name: str | None = None) -> Analysis:
-    """Analyze a chat template (source text or loaded TemplateSource) by differential rendering."""
+    """Analyze a chat template (source text or loaded TemplateSource) by differential rendering.
+
+    Analyses are immutable, so the same template source (and tokens) is analyzed once per
+    process and the result is shared.
+    """
     source = template if isinstance(template, TemplateSource) else load_template_text(
         template, template_name=template_name)
-    chat = ChatTemplate(source.source, bos_token=source.bos_token, eos_token=source.eos_token)
-    renderer = VariantRenderer(chat)
+    return analyze_source(source)
+
+
+@lru_cache(maxsize=256)
+def analyze_source(source: TemplateSource) -> Analysis:
+    """Analyze one loaded template (cached: the result is immutable)."""
+    return run_analysis(source, compiled(source.source, source.bos_token, source.eos_token))
+
+
+@lru_cache(maxsize=256)
+def compiled(source: str, bos_token: str, eos_token: str) -> ChatTemplate:
+    """Compile a template once per process; Jinja compilation dominates a cold analysis."""
+    return ChatTemplate(source, bos_token=bos_token, eos_token=eos_token)
+
+
+def run_analysis(
+    source: TemplateSource, chat: ChatTemplate, renderer: VariantRenderer | None = None
+) -> Analysis:
+    """Run every comparison through a compiled template (uncached; renderer may be given)."""
+    renderer = renderer or VariantRenderer(chat)
     probe = probe_capabilities(renderer)
     ctx = AnalysisContext(renderer, probe.calls, probe.base_tools)
     reasoning = analyze_reasoning(ctx, probe.caps.supports_tool_calls)
