@@ -135,3 +135,48 @@ def test_most_corpus_variants_render_rather_than_refuse() -> None:
         outputs = [our_render(template, s) for s in variants(source)]
         rendered += sum(isinstance(o, str) for o in outputs)
     assert rendered > 200
+
+
+# Small templates of our own that exercise each transformers-specific behaviour.
+EDGE_TEMPLATES = {
+    "tojson options": "{{ tools|tojson(indent=2, sort_keys=True) }}{{ messages|tojson }}"
+    "{{ tools|tojson(separators=(',', ':')) }}{{ tools|tojson(ensure_ascii=True) }}",
+    "generation tag": "{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}"
+    "{% endfor %}",
+    "namespace and dict": "{% set ns = namespace(a=1) %}{% set ns.a = ns.a + 1 %}{{ ns.a }}"
+    "{{ dict(x=1) }}{{ dict.fromkeys(['k'], 0) }}",
+    "reasoning aliases": "{% for m in messages %}[{{ m.reasoning_content }}|{{ m.thinking }}]"
+    "{% endfor %}",
+    "loop controls": "{% for m in messages %}{% if loop.index0 == 1 %}{% continue %}{% endif %}"
+    "{{ m.role }}{% if loop.index == 3 %}{% break %}{% endif %}{% endfor %}",
+    "unsafe undefined": "{% if ''.__class__ %}x{% endif %}[{{ ''.__class__ }}]",
+    "none content": "{% for m in messages %}{{ m.content is none }}{% endfor %}",
+    "whitespace control": "{% for m in messages %}\n  {%- if m.role %}\n    {{ m.role }}\n"
+    "  {% endif %}\n{% endfor %}\n",
+    "refusal": "{{ raise_exception('no ' ~ messages[0].role) }}",
+    "runtime error": "{{ messages[0].content + 1 }}",
+    "mutation refused": "{% set l = [] %}{{ l.append(1) }}",
+}
+EDGE_MESSAGES = [
+    {"role": "system", "content": "S"},
+    {"role": "user", "content": "é <tag> & 'q'"},
+    {"role": "assistant", "content": None, "reasoning": "because"},
+    {"role": "assistant", "content": "done", "thinking": "t"},
+]
+
+
+@pytest.mark.parametrize("name", EDGE_TEMPLATES)
+def test_transformers_specific_behaviour_matches(name: str) -> None:
+    source = EDGE_TEMPLATES[name]
+    try:
+        rendered, _ = hf_utils.render_jinja_template(
+            conversations=[EDGE_MESSAGES], tools=[WEATHER_TOOL], chat_template=source
+        )
+        theirs: str | None = rendered[0]
+    except Exception:  # noqa: BLE001 - only whether it fails matters here
+        theirs = None
+    try:
+        ours: str | None = ChatTemplate(source).render(EDGE_MESSAGES, tools=[WEATHER_TOOL])
+    except TemplateRenderError:
+        ours = None
+    assert ours == theirs
