@@ -67,9 +67,10 @@ def compare_turn_markers(ctx: AnalysisContext, taken: set[str]) -> tuple[str, st
 
 
 def _after_answer_or_absent(text: str, marker: str) -> bool:
-    """A turn end follows the final answer too, unless the final turn is left open."""
+    """A turn end follows the final answer too (maybe after a content end), or is absent."""
     at = text.find(ASSISTANT_MSG)
-    return marker not in text or text.startswith(marker, skip_space(text, at + len(ASSISTANT_MSG)))
+    after = text[at + len(ASSISTANT_MSG) :]
+    return marker not in text or marker in after[: len(marker) + 64]
 
 
 def _turn_start(ctx: AnalysisContext, comparison: Comparison, taken: set[str]) -> str:
@@ -94,6 +95,8 @@ def _turn_end(ctx: AnalysisContext, comparison: Comparison, taken: set[str]) -> 
     if at < 0:
         return ""
     group = marker_run_after(text, skip_space(text, at + len(ASSISTANT_MSG)))
+    if group is not None and text[group[0] : group[1]] in taken:  # a content end comes first
+        group = marker_run_after(text, skip_space(text, group[1]))
     if group is None or text[group[0] : group[1]] in taken:
         return ""
     marker = text[group[0] : group[1]]
@@ -130,12 +133,19 @@ def _wrapped(
     if pos < 0 or pos + len(ASSISTANT_MSG) > high:
         return None
     wrap = wrapper_around(text, pos, pos + len(ASSISTANT_MSG))
-    if not (in_region(wrap.start, low, high) and in_region(wrap.end, low, high)):
+    # A marker group may run on into the shared suffix (`<|close|>response` + `<|sep|>`).
+    if wrap.start is None or wrap.end is None or not low <= wrap.end[0] < high:
         return None
-    assert wrap.start is not None and wrap.end is not None
+    assert wrap.end is not None
     other = diff.right if side == "a" else diff.left
     start_text, end_text = text[wrap.start[0] : wrap.start[1]], text[wrap.end[0] : wrap.end[1]]
-    if end_text in other or start_text in reasoning_markers or end_text in reasoning_markers:
+    # The other variant may show the wrapper empty (start in the shared prefix, end first).
+    empty_in_other = wrap.start[1] <= low and other.lstrip().startswith(end_text)
+    if not (in_region(wrap.start, low, high) or empty_in_other):
+        return None
+    if start_text in reasoning_markers or end_text in reasoning_markers:
+        return None
+    if end_text in other and not empty_in_other:
         return None
     mark = ctx.mark_a if side == "a" else ctx.mark_b
     start = mark("content.start", start_text, comparison.id, wrap.start[0])

@@ -219,6 +219,27 @@ class CallIndexAnalysis:
 
 @dataclass(frozen=True)
 class ToolsAnalysis:
+    """Everything needed to parse tool calls.
+
+    JSON_NATIVE: section_start [ per_call_start CALL_JSON per_call_end call_separator ... ]
+    section_end, where CALL_JSON is an object whose keys are the `*_field`s (or, with
+    fun_name_is_key, `{NAME: ARGS}`), inside `[...]` when tools_array_wrapped.
+
+    Tag-based (TAG_WITH_JSON, TAG_WITH_TAGGED), one call reads:
+
+        per_call_start [call id if PRE_FUNC_NAME] function.name_prefix NAME
+        function.name_suffix [call_index.prefix N call_index.suffix]
+        [call_id.prefix ID call_id.suffix if BETWEEN_FUNC_AND_ARGS]
+        arguments.start ARGS arguments.end [call id if POST_ARGS] function.close per_call_end
+
+    ARGS is a JSON object (TAG_WITH_JSON) or, for TAG_WITH_TAGGED, arguments joined by
+    arguments.separator, each `name_prefix KEY name_suffix VALUE`, where a string VALUE is
+    `value_prefix TEXT value_suffix` and any other is `typed_value_prefix LITERAL
+    typed_value_suffix` (LITERAL in JSON or Python spelling, see literal_style). Calls are
+    joined by format.call_separator inside section_start ... section_end. Markers never
+    include the whitespace around them; a parser should accept whitespace between pieces.
+    """
+
     format: ToolFormatAnalysis = field(default_factory=ToolFormatAnalysis)
     function: FunctionAnalysis = field(default_factory=FunctionAnalysis)
     arguments: ArgumentsAnalysis = field(default_factory=ArgumentsAnalysis)

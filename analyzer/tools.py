@@ -110,7 +110,8 @@ def compare_tool_presence(
     text = comparison.variant_b.rendered
     low = len(comparison.diff.prefix)
     high = len(text) - len(comparison.diff.suffix)
-    low = _skip_reasoning_markers(text, low, high, reasoning)
+    low = _skip_leading_markers(text, low, high, (reasoning.start, reasoning.end, content.start,
+                                                  content.end))
     name_pos = text.find(FUNC_A, low, high)
     if name_pos < 0:
         return None
@@ -146,9 +147,9 @@ def _before_turn_end(
     return skip_space_back(text, last[0]) if last is not None and last[0] > name_pos else high
 
 
-def _skip_reasoning_markers(text: str, low: int, high: int, reasoning: ReasoningAnalysis) -> int:
-    """Move low past an (empty) reasoning block a template puts before its tool calls."""
-    for marker in (reasoning.start, reasoning.end):
+def _skip_leading_markers(text: str, low: int, high: int, markers: tuple[str, ...]) -> int:
+    """Move low past empty reasoning or content blocks a template puts before its calls."""
+    for marker in markers:
         at = skip_space(text, low, high)
         if marker and text.startswith(marker, at) and at + len(marker) <= high:
             low = at + len(marker)
