@@ -8,6 +8,7 @@ from functools import lru_cache
 from analyzer.caps import probe_capabilities
 from analyzer.content import analyze_content
 from analyzer.context import AnalysisContext
+from analyzer.handlers import AUTO_HANDLER, choose_handler
 from analyzer.loading import TemplateSource, load_template_text
 from analyzer.model import (
     Analysis,
@@ -26,7 +27,6 @@ from analyzer.workarounds import apply_workarounds
 # Comparisons are listed in this order (then any others by id) so the JSON is stable.
 COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "C2", "T1", "T2", "T3", "A1", "A2", "A3",
                     "T5", "T6", "T7")
-AUTO_HANDLER = "auto"
 
 
 def analyze(template: TemplateSource | str, *, template_name: str | None = None) -> Analysis:
@@ -66,7 +66,7 @@ def run_analysis(
         analyzer_version=ANALYZER_VERSION,
         template_sha256=source.sha256,
         template_name=source.name,
-        handler=AUTO_HANDLER,
+        handler=AUTO_HANDLER,  # chosen once the analysis is complete
         caps=probe.caps,
         reasoning=reasoning,
         content=content,
@@ -80,6 +80,7 @@ def run_analysis(
     analysis = apply_workarounds(source.source, analysis)
     return dataclasses.replace(
         analysis,
+        handler=choose_handler(source.source, analysis),
         preserved_tokens=preserved_tokens(analysis.reasoning, analysis.content, analysis.tools),
         generation_prompts=generation_prompts(ctx, analysis.reasoning),
     )
