@@ -15,6 +15,14 @@ from analyzer.errors import (
     TemplateRenderError,
     TemplateSyntaxError,
 )
+from analyzer.gbnf import (
+    GrammarError,
+    GrammarResult,
+    build_tool_grammar,
+    check_gbnf_strict,
+    grammar_accepts,
+    schema_to_gbnf,
+)
 from analyzer.limits import RenderLimits
 from analyzer.loading import (
     TemplateSource,
@@ -52,4 +60,10 @@ __all__ = [
     "load_template_bytes",
     "load_template_file",
     "load_template_text",
+    "GrammarError",
+    "GrammarResult",
+    "build_tool_grammar",
+    "check_gbnf_strict",
+    "grammar_accepts",
+    "schema_to_gbnf",
 ]
