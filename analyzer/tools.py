@@ -357,6 +357,8 @@ def _split_call_end(
     """Cut the text after the arguments into args end, close, per-call end and section end."""
     start = args.end
     if ident is not None and ident.position == CallIdPosition.POST_ARGS:
+        before_id = Piece.cut(call.text, args.end, ident.prefix.pos).strip()
+        _mark(ctx, draft, "args_end", "tools.arguments.end", before_id, "T1")
         start = max(start, ident.suffix.end)
     tail = Piece.cut(call.text, start, call.high)
     if repetition is not None:
@@ -372,7 +374,7 @@ def _split_call_end(
         if group is not None:
             per_call_end = rest.drop_head(group[0])
             rest = rest.drop_tail(len(per_call_end.text)).strip()
-    if draft.mode == ToolFormat.TAG_WITH_TAGGED:
+    if draft.mode == ToolFormat.TAG_WITH_TAGGED and not draft.args_end:
         args_end = rest.head(bare_len(rest.text)).strip()
         _mark(ctx, draft, "args_end", "tools.arguments.end", args_end, "T1")
         rest = rest.drop_head(len(rest.text) - len(rest.text[len(args_end.text):].lstrip()))

@@ -9,6 +9,7 @@ from analyzer.context import AnalysisContext
 from analyzer.diff import last_marker_end, marker_run_before, marker_spans, skip_space_back
 from analyzer.model import CallIdPosition
 from analyzer.piece import Piece
+from analyzer.reasoning import closing_form
 from analyzer.tools_draft import ToolDraft
 from analyzer.variants import ID_A
 
@@ -41,7 +42,7 @@ def compare_call_ids(
     if position == CallIdPosition.NONE:
         return None
     prefix = _prefix(text, at)
-    suffix = _suffix(text, at + len(ID_A), high)
+    suffix = _suffix(text, at + len(ID_A), high, prefix.text)
     draft.id_pos = position
     draft.id_prefix = ctx.mark_a("tools.call_id.prefix", prefix.text, "T7", prefix.pos)
     draft.id_suffix = ctx.mark_a("tools.call_id.suffix", suffix.text, "T7", suffix.pos)
@@ -67,9 +68,14 @@ def _prefix(text: str, at: int) -> Piece:
     return Piece.cut(text, start, at)
 
 
-def _suffix(text: str, end: int, high: int) -> Piece:
-    """The bare text after the id, up to the next marker."""
+def _suffix(text: str, end: int, high: int, prefix: str) -> Piece:
+    """The bare text after the id up to the next marker, or the tag that closes its prefix."""
+    bare = Piece.cut(text, end, high)
     for start, _ in marker_spans(text):
         if start >= end:
-            return Piece.cut(text, end, min(start, high))
-    return Piece.cut(text, end, high)
+            bare = Piece.cut(text, end, min(start, high))
+            break
+    closer = closing_form(prefix)
+    if not bare.text and closer and text.startswith(closer, end):
+        return Piece(closer, end)
+    return bare

@@ -155,3 +155,12 @@ def test_json_literals_are_recognized_in_tagged_arguments() -> None:
     assert args.literal_style == "json"
     assert (args.value_prefix, args.value_suffix) == ('"', '"</arg>')
     assert (args.typed_value_prefix, args.typed_value_suffix) == ("", "</arg>")
+
+
+def test_call_id_after_the_arguments() -> None:
+    tools = tools_of("tools_id_after")  # <call>name<args>{json}</args><id>ID</id></call>
+    assert tools.call_id.pos == CallIdPosition.POST_ARGS
+    assert (tools.call_id.prefix, tools.call_id.suffix) == ("<id>", "</id>")
+    assert (tools.arguments.start, tools.arguments.end) == ("<args>", "</args>")
+    assert (tools.format.per_call_start, tools.format.per_call_end) == ("<call>", "</call>")
+    assert tools.function.close == ""
