@@ -52,10 +52,6 @@ _TYPE_HINTS = (
 )
 
 
-def _python_repr(text: str) -> str:
-    return repr(text)
-
-
 def _json_forms(value: Any) -> list[str]:
     return list(dict.fromkeys([json.dumps(value, ensure_ascii=False), json.dumps(value)]))
 
@@ -236,7 +232,7 @@ class SchemaConverter:
 
     def _python_literal(self, value: Any) -> str:
         if isinstance(value, str):
-            return _python_repr(value)
+            return repr(value)
         return "None" if value is None else repr(value)
 
     def _fixed_sequence(self, open_: str, items: list[str], close: str) -> str:
@@ -246,7 +242,7 @@ class SchemaConverter:
         return seq(literal(open_), self.space(), *inner, self.space(), literal(close))
 
     def _key(self, key: str) -> str:
-        forms = _json_forms(key) + ([_python_repr(key)] if self.python else [])
+        forms = _json_forms(key) + ([repr(key)] if self.python else [])
         return alt(*(literal(f) for f in dict.fromkeys(forms)))
 
     # -- strings ---------------------------------------------------------------------------
