@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 from functools import lru_cache
 
 from analyzer.caps import probe_capabilities
@@ -49,7 +50,29 @@ def analyze_source(source: TemplateSource) -> Analysis:
 @lru_cache(maxsize=256)
 def compiled(source: str, bos_token: str, eos_token: str) -> ChatTemplate:
     """Compile a template once per process; Jinja compilation dominates a cold analysis."""
-    return ChatTemplate(source, bos_token=bos_token, eos_token=eos_token)
+    return with_fixed_clock(ChatTemplate(source, bos_token=bos_token, eos_token=eos_token))
+
+
+# Templates that print today's date (strftime_now) would make analyses differ from day to
+# day and between time zones; an analysis renders them at this fixed moment instead.
+ANALYSIS_CLOCK = datetime(2025, 1, 1, 12, 0, 0)
+
+
+def fixed_strftime_now(fmt: str) -> str:
+    """strftime_now as of ANALYSIS_CLOCK."""
+    return ANALYSIS_CLOCK.strftime(fmt)
+
+
+def with_fixed_clock(chat: ChatTemplate) -> ChatTemplate:
+    """Make the compiled template's strftime_now read ANALYSIS_CLOCK.
+
+    ChatTemplate has no public clock option yet, so this swaps the global in the template's
+    own (per-instance) environment; the compiled template sees its environment's globals.
+    """
+    env = getattr(chat, "_env", None)
+    if env is not None and "strftime_now" in env.globals:
+        env.globals["strftime_now"] = fixed_strftime_now
+    return chat
 
 
 def run_analysis(

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from analyzer import ANALYZER_VERSION, analysis_from_json, analysis_to_json, analyze
+from analyzer.analysis import run_analysis, with_fixed_clock
 from analyzer.canonical import CanonicalJsonError
+from analyzer.loading import TemplateSource
+from analyzer.render import ChatTemplate
 
 FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
 
@@ -21,9 +24,22 @@ def test_round_trip_rebuilds_an_equal_analysis(name: str) -> None:
     assert analysis_to_json(analysis_from_json(text)) == text
 
 
-def test_two_runs_give_identical_bytes() -> None:
+def fresh_json(source: str) -> str:
+    """Analyze without the per-process caches: compile anew and render everything again."""
+    chat = with_fixed_clock(ChatTemplate(source))
+    return analysis_to_json(run_analysis(TemplateSource(source=source), chat))
+
+
+def test_two_uncached_runs_give_identical_bytes() -> None:
     source = (FORMATS / "tools_bracket_id.jinja").read_text()
-    assert analysis_to_json(analyze(source)) == analysis_to_json(analyze(source))
+    assert fresh_json(source) == fresh_json(source)
+
+
+def test_todays_date_does_not_leak_into_the_analysis() -> None:
+    source = "{{ strftime_now('%d %b %Y') }}{% for m in messages %}{{ m.content }}{% endfor %}"
+    text = fresh_json(source)
+    assert "01 Jan 2025" in text
+    assert text == fresh_json(source)
 
 
 def test_keys_are_sorted_and_the_version_is_included() -> None:
