@@ -1,7 +1,7 @@
 """Grammar rules for the tool-call section of an output, in the template's own format.
 
-Markers keep their inner text exactly; whitespace at a marker's edges becomes optional
-whitespace, so a model that spaces calls a little differently from the template still fits.
+Markers keep their inner text exactly and may have whitespace around them: the analysis
+trims markers, and a model that spaces calls a little differently still fits.
 """
 
 from __future__ import annotations
@@ -55,9 +55,8 @@ class CallGrammar:
     def marker(self, text: str, *, lead: bool = True, trail: bool = True) -> str:
         """Match a marker's text exactly, with optional whitespace around it.
 
-        The analysis trims markers, and models space calls a little differently from the
-        template, so whitespace is free at a marker's edges unless the caller glues that
-        edge to a name (lead/trail False), where it still follows the template's own text.
+        lead/trail False glue that edge to what comes next (a prefix to the name after it),
+        unless the marker text itself has whitespace there.
         """
         core = text.strip()
         if not core:
@@ -109,7 +108,7 @@ class CallGrammar:
             return self._json_object([self._member(spec.name, args)], [])
         name_path, args_path = self._field_paths()
         name = self.json.const(spec.name)
-        if name_path[0] != args_path[0]:
+        if len(name_path) < 2 or len(args_path) < 2 or name_path[0] != args_path[0]:
             required = [self._member(name_path[0], name), self._member(args_path[0], args)]
             return self._json_object(required, self._optional_members())
         inner = self._json_object([self._member(name_path[1], name),

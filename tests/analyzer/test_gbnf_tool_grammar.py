@@ -237,10 +237,16 @@ def test_python_dict_calls_accept_single_quotes() -> None:
     assert grammar_accepts(_grammar(seed).grammar, call)
 
 
-def test_nested_function_objects_and_id_fields_are_understood() -> None:
+@pytest.mark.parametrize(
+    "fields",
+    [{"function_field": "function"},
+     {"name_field": "function.name", "args_field": "function.arguments"}],
+    ids=["function-field", "dotted-fields"],
+)
+def test_nested_function_objects_and_id_fields_are_understood(fields: dict[str, str]) -> None:
     nested = _analysis(ToolsAnalysis(format=ToolFormatAnalysis(
         mode=ToolFormat.JSON_NATIVE, section_start="<TOOLCALL>", section_end="</TOOLCALL>",
-        function_field="function", id_field="id", tools_array_wrapped=True)))
+        id_field="id", tools_array_wrapped=True, **fields)))
     call = ('<TOOLCALL>[{"id": "c1", "type": "function", "function": {"name": "search", '
             '"arguments": {"query": "x"}}}, {"function": {"name": "search", "arguments": '
             '{"query": "y"}}}]</TOOLCALL>')
