@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Set as AbstractSet
+from collections.abc import Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +29,9 @@ class RenderLimits:
     max_call_depth: int = 100  # nested macro, caller() and recursive-loop calls
 
 
+_NONE: Mapping[int, object] = {}
+
+
 class LimitExceeded(Exception):
     """Internal signal that a render went over a limit; the renderer adds where it happened."""
 
@@ -45,10 +48,10 @@ class Budget:
     __slots__ = ("limits", "deadline", "produced", "depth", "max_chars", "trusted")
 
     def __init__(
-        self, limits: RenderLimits, deadline: float, trusted: AbstractSet[int] = frozenset()
+        self, limits: RenderLimits, deadline: float, trusted: Mapping[int, object] = _NONE
     ) -> None:
         self.limits = limits
-        self.trusted = trusted  # ids of input containers, known to be trees of bounded size
+        self.trusted = trusted  # input containers by id: trees of bounded size, not graphs
         self.deadline = deadline
         self.produced = 0
         self.depth = 0
@@ -72,9 +75,8 @@ class Budget:
                 cap,
             )
 
-    def enter_call(self) -> None:
-        """Count one nested call; stop runaway recursion."""
-        self.depth += 1
+    def check_depth(self) -> None:
+        """Stop runaway recursion: calls nested deeper than allowed."""
         if self.depth > self.limits.max_call_depth:
             cap = self.limits.max_call_depth
             raise LimitExceeded(
@@ -96,7 +98,7 @@ class budget_for:  # noqa: N801 - used like a function: `with budget_for(limits)
 
     __slots__ = ("limits", "trusted", "token")
 
-    def __init__(self, limits: RenderLimits, trusted: AbstractSet[int] = frozenset()) -> None:
+    def __init__(self, limits: RenderLimits, trusted: Mapping[int, object] = _NONE) -> None:
         self.limits = limits
         self.trusted = trusted
         self.token: Token[Budget] | None = None

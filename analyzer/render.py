@@ -69,8 +69,9 @@ class ChatTemplate:
     ) -> str:
         """Render a conversation; extra kwargs (e.g. enable_thinking) become template variables."""
         # The containers built here are trees of the caller's data, not template-made graphs,
-        # so tojson may serialize them without first walking them for size.
-        made: set[int] = set()
+        # so tojson may serialize them without first walking them for size. The mapping keeps
+        # them alive so that no container the template makes can reuse one of their ids.
+        made: dict[int, Any] = {}
         context = template_context(
             messages, tools, documents, add_generation_prompt, self._special_tokens(kwargs), made
         )
@@ -93,11 +94,11 @@ def template_context(
     documents: list[dict[str, Any]] | None,
     add_generation_prompt: bool,
     kwargs: dict[str, Any],
-    made: set[int] | None = None,
+    made: dict[int, Any] | None = None,
 ) -> dict[str, Any]:
     """Build the variables a template sees, converted to plain data as transformers does.
 
-    The ids of the containers built are added to `made` when given.
+    The containers built are recorded in `made` (by id) when given.
     """
     for tool in tools or []:
         if not isinstance(tool, Mapping):
@@ -109,7 +110,7 @@ def template_context(
     for message in chat:
         if not isinstance(message, dict):
             raise InvalidInputError(f"each message must be a dict; found {message!r}")
-    context = dict(plain_data(kwargs, made))
+    context: dict[str, Any] = plain_data(kwargs, made)
     context.update(
         messages=alias_reasoning_fields(chat, made),
         tools=plain_data(tools, made),
@@ -120,7 +121,7 @@ def template_context(
 
 
 def alias_reasoning_fields(
-    chat: list[dict[str, Any]], made: set[int] | None = None
+    chat: list[dict[str, Any]], made: dict[int, Any] | None = None
 ) -> list[dict[str, Any]]:
     """Copy a message's reasoning to `thinking` and `reasoning_content`, as transformers does."""
     aliased: list[dict[str, Any]] = []
@@ -131,17 +132,17 @@ def alias_reasoning_fields(
         if reasoning is not None:
             message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
             if made is not None:
-                made.add(id(message))
+                made[id(message)] = message
         aliased.append(message)
     if made is not None:
-        made.add(id(aliased))
+        made[id(aliased)] = aliased
     return aliased
 
 
-def plain_data(value: Any, made: set[int] | None = None) -> Any:
+def plain_data(value: Any, made: dict[int, Any] | None = None) -> Any:
     """Rebuild a value from plain JSON-like types; anything else becomes a "<Type>" placeholder.
 
-    The ids of the containers built are added to `made` when given.
+    The containers built are recorded in `made` (by id) when given.
     """
     if value is None or type(value) in (str, int, float, bool):
         return value
@@ -154,11 +155,11 @@ def plain_data(value: Any, made: set[int] | None = None) -> Any:
         return float.__float__(value)
     copy = _plain_container(value, made)
     if made is not None and isinstance(copy, (dict, list, tuple)):
-        made.add(id(copy))
+        made[id(copy)] = copy
     return copy
 
 
-def _plain_container(value: Any, made: set[int] | None) -> Any:
+def _plain_container(value: Any, made: dict[int, Any] | None) -> Any:
     if isinstance(value, Mapping):
         return {plain_data(key, made): plain_data(item, made) for key, item in value.items()}
     if isinstance(value, list):

@@ -48,6 +48,7 @@ from analyzer.limits import (
 from analyzer.syntax import CountingStream, raised_by_lexer
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
+_NUMBERS = (int, float, bool, type(None))
 MAX_JSON_INDENT = 1_000
 _FORMAT_METHODS = ("format", "format_map")
 LOOP_FILTER = "_bounded_loop"
@@ -164,8 +165,11 @@ def bounded_concat(context: Context, parts: tuple[Any, ...]) -> str:
 def counted_output(context: Context, value: Any, literal_chars: int) -> Any:
     """Count an output value and the literal text beside it against the text budget."""
     budget = current_budget()
-    if value.__class__ is str:
+    kind = value.__class__
+    if kind is str:
         budget.produced += len(value) + literal_chars
+    elif kind in _NUMBERS:
+        budget.produced += 24 + literal_chars  # Python refuses to print ints over 4300 digits
     else:
         budget.produced += text_size(value, budget.max_chars) + literal_chars
     if budget.produced > budget.max_chars:
@@ -267,19 +271,22 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
 
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         """Call a function for the template, checking time, depth and result size."""
+        # Every macro, method and global call passes here: the checks are inlined.
         budget = current_budget()
-        budget.tick()
-        owner = getattr(obj, "__self__", None)
-        if isinstance(owner, (str, bytes)):  # includes Markup, whose methods are Python ones
-            args = check_str_method(obj.__name__, owner, args, self.limits)
+        if perf_counter() > budget.deadline:
+            budget.tick()  # raises the time limit error
+        if obj.__class__ in _METHOD_TYPES and isinstance(obj.__self__, (str, bytes)):
+            args = check_str_method(obj.__name__, obj.__self__, args, self.limits)
         if not self.is_safe_callable(obj):
             raise SecurityError(f"{obj!r} is not safely callable")
-        budget.enter_call()
+        budget.depth += 1
+        if budget.depth > self.limits.max_call_depth:
+            budget.check_depth()  # raises the recursion limit error
         try:
             result = context.call(obj, *args, **kwargs)
         finally:
             budget.depth -= 1
-        if isinstance(result, str) and len(result) > self.limits.max_output_chars:
+        if result.__class__ is str and len(result) > self.limits.max_output_chars:
             raise too_large("a function's result", len(result), self.limits)
         return result
 

@@ -1,11 +1,12 @@
 """Measure what the render limits cost: our bounded render vs transformers' unbounded one.
 
-Usage: .venv/bin/python bench/render_overhead.py [TEMPLATE.jinja ...]
-(defaults to a few corpus templates in ../shared/corpus/templates)
+Usage: .venv/bin/python bench/render_overhead.py [--all | TEMPLATE.jinja ...]
+(defaults to a few corpus templates in ../shared/corpus/templates; --all: the whole corpus)
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import timeit
 from pathlib import Path
@@ -32,7 +33,7 @@ MESSAGES = [
 ]
 
 
-def best_of(*fns: Any, number: int = 20, rounds: int = 150) -> list[float]:
+def best_of(*fns: Any, number: int = 20, rounds: int = 40) -> list[float]:
     """Time the functions in alternation (fair under noisy neighbours); best µs per call each."""
     best = [float("inf")] * len(fns)
     for _ in range(rounds):
@@ -44,7 +45,7 @@ def best_of(*fns: Any, number: int = 20, rounds: int = 150) -> list[float]:
 def measure(path: Path) -> tuple[float, float, float]:
     source = path.read_text(encoding="utf-8")
     ours = ChatTemplate(source, bos_token="<s>", eos_token="</s>")
-    made: set[int] = set()
+    made: dict[int, Any] = {}
     tokens = {"bos_token": "<s>", "eos_token": "</s>"}
     context = template_context(MESSAGES, [TOOL], None, True, tokens, made)
     theirs = _compile_jinja_template(source)
@@ -61,11 +62,24 @@ def measure(path: Path) -> tuple[float, float, float]:
 
 
 def main(argv: list[str]) -> None:
-    paths = [Path(a) for a in argv] or [CORPUS / f"{name}.jinja" for name in DEFAULT]
+    if argv == ["--all"]:
+        paths = sorted(CORPUS.glob("*.jinja"))
+    else:
+        paths = [Path(a) for a in argv] or [CORPUS / f"{name}.jinja" for name in DEFAULT]
     print(f"{'template':42s} {'hf µs':>8s} {'ours µs':>8s} {'overhead':>9s} {'render() µs':>11s}")
+    extra, ratios = [], []
     for path in paths:
-        hf, ours, full = measure(path)
+        try:
+            hf, ours, full = measure(path)
+        except Exception as exc:  # noqa: BLE001 - a template may refuse the bench conversation
+            print(f"{path.stem[:42]:42s} refused: {type(exc).__name__}")
+            continue
+        extra.append(ours - hf)
+        ratios.append(ours / hf - 1)
         print(f"{path.stem[:42]:42s} {hf:8.1f} {ours:8.1f} {ours - hf:+8.1f} {full:11.1f}")
+    if extra:
+        print(f"median overhead {statistics.median(extra):+.1f} µs"
+              f" ({statistics.median(ratios):+.0%}) over {len(extra)} templates")
 
 
 if __name__ == "__main__":
