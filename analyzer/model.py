@@ -198,6 +198,10 @@ class ArgumentsAnalysis:
     typed_value_suffix: str = ""  # after a non-string value
     separator: str = ""  # between two arguments
     literal_style: str = "json"  # non-string values: "json" (true/null) or "python" (True/None)
+    # A value may be closed by a tag that repeats the argument's name (MiniMax-M3's
+    # `<city>Tokyo</city>`): the suffix is then value_suffix + KEY + echo_suffix.
+    suffix_echoes_name: bool = False
+    echo_suffix: str = ""
 
 
 @dataclass(frozen=True)
@@ -235,7 +239,8 @@ class ToolsAnalysis:
     ARGS is a JSON object (TAG_WITH_JSON) or, for TAG_WITH_TAGGED, arguments joined by
     arguments.separator, each `name_prefix KEY name_suffix VALUE`, where a string VALUE is
     `value_prefix TEXT value_suffix` and any other is `typed_value_prefix LITERAL
-    typed_value_suffix` (LITERAL in JSON or Python spelling, see literal_style). Calls are
+    typed_value_suffix` (LITERAL in JSON or Python spelling, see literal_style); with
+    suffix_echoes_name, each suffix is followed by KEY and echo_suffix. Calls are
     joined by format.call_separator inside section_start ... section_end. Markers never
     include the whitespace around them; a parser should accept whitespace between pieces.
     """

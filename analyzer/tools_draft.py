@@ -49,6 +49,8 @@ class ToolDraft:
     typed_value_suffix: str = ""
     arg_separator: str = ""
     literal_style: str = "json"
+    suffix_echoes_name: bool = False
+    echo_suffix: str = ""
     id_pos: CallIdPosition = CallIdPosition.NONE
     id_prefix: str = ""
     id_suffix: str = ""
@@ -72,6 +74,7 @@ class ToolDraft:
                 self.args_start, self.args_end, self.arg_name_prefix, self.arg_name_suffix,
                 self.value_prefix, self.value_suffix, self.typed_value_prefix,
                 self.typed_value_suffix, self.arg_separator, self.literal_style,
+                self.suffix_echoes_name, self.echo_suffix,
             ),
             call_id=CallIdAnalysis(self.id_pos, self.id_prefix, self.id_suffix),
             call_index=CallIndexAnalysis(

@@ -78,14 +78,25 @@ def analyze_tagged_args(
     name_prefix, value_suffix, separator = _between_args(one, text, two)
     draft.arg_name_prefix = ctx.mark_b("tools.arguments.name_prefix", name_prefix.text, "T5",
                                        name_prefix.pos)
-    draft.value_suffix = ctx.mark_b("tools.arguments.value_suffix", value_suffix.text, "T5",
-                                    value_suffix.pos)
+    suffix, echo = _split_echo(value_suffix)
+    draft.value_suffix = ctx.mark_b("tools.arguments.value_suffix", suffix.text, "T5", suffix.pos)
+    if echo is not None:
+        draft.suffix_echoes_name = True
+        draft.echo_suffix = ctx.mark_b("tools.arguments.echo_suffix", echo.text, "T5", echo.pos)
     draft.arg_separator = ctx.mark_b("tools.arguments.separator", separator.text, "T5",
                                      separator.pos)
     _name_and_value_prefix(ctx, draft, one, a3, trailer)
-    end = two[3] + len(VAL_B)
-    end = _after_value_suffix(text, end, value_suffix.text)
+    last_suffix = value_suffix.text.replace(ARG_A, ARG_B) if echo is not None else value_suffix.text
+    end = _after_value_suffix(text, two[3] + len(VAL_B), last_suffix)
     return ArgsSpan(two[0] - len(name_prefix.text), end)
+
+
+def _split_echo(value_suffix: Piece) -> tuple[Piece, Piece | None]:
+    """Split a value suffix that repeats the argument's name (`</city>` closes `<city>`)."""
+    at = value_suffix.text.find(ARG_A)
+    if at < 0:
+        return value_suffix, None
+    return value_suffix.head(at), value_suffix.drop_head(at + len(ARG_A))
 
 
 def _two_args(text: str, name_pos: int) -> tuple[int, int, int, int] | None:
@@ -191,6 +202,8 @@ def _typed_suffix(
     typed = only_typed + suffix[len(only_string.strip()) :] if suffix.startswith(
         only_string.strip()) else suffix
     typed = typed.strip()
+    if draft.suffix_echoes_name and ARG_A in typed:
+        typed = typed[: typed.find(ARG_A)]
     at = text_t.find(typed, after_lit) if typed else -1
     if typed and at >= 0 and text_t[after_lit:at].strip() == "":
         draft.typed_value_suffix = ctx.mark_b("tools.arguments.typed_value_suffix", typed, "A3", at)

@@ -164,3 +164,14 @@ def test_call_id_after_the_arguments() -> None:
     assert (tools.arguments.start, tools.arguments.end) == ("<args>", "</args>")
     assert (tools.format.per_call_start, tools.format.per_call_end) == ("<call>", "</call>")
     assert tools.function.close == ""
+
+
+def test_a_closing_tag_that_repeats_the_argument_name() -> None:
+    tools = tools_of("tools_echo")  # <invoke name="f"><city>Paris</city></invoke>
+    args = tools.arguments
+    assert (args.name_prefix, args.name_suffix) == ("<", ">")
+    assert args.suffix_echoes_name
+    assert (args.value_suffix, args.echo_suffix) == ("</", ">")
+    assert (tools.function.name_prefix, tools.function.name_suffix) == ('<invoke name="', '">')
+    assert tools.function.close == "</invoke>"
+    assert tools.format.section_start == "<tool_call>"
