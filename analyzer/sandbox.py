@@ -45,7 +45,7 @@ from analyzer.limits import (
     text_size,
     too_large,
 )
-from analyzer.syntax import CountingStream, raised_by_lexer
+from analyzer.syntax import CountingStream
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
 _NUMBERS = (int, float, bool, type(None))
@@ -262,11 +262,11 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
             tree = parser.parse()
         except TemplateSyntaxError as exc:
             # Jinja's error has no column; the token the parser stopped at lets us find one.
-            if not raised_by_lexer(exc):
-                self.failing_token_index = counter.current_index()
+            self.failing_token_index = counter.failing_index(exc)
             raise
         bounded = BoundingTransformer().visit(tree)
         assert isinstance(bounded, nodes.Template)
+        bounded.set_environment(self)  # the nodes added by the transformer need it too
         return bounded
 
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:

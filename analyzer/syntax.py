@@ -30,6 +30,15 @@ class CountingStream:
             self.pulled += 1
             yield token
 
+    def failing_index(self, exc: BaseException) -> int | None:
+        """Return the index of the token an error is about; None if the lexer cannot say."""
+        stage = lexer_stage(exc)
+        if stage == "tokeniter":
+            return None  # the text after the last token does not lex: found by rescanning
+        if stage == "wrap":
+            return self.pulled  # the token being converted when its value proved invalid
+        return self.current_index()
+
     def current_index(self) -> int:
         """Return the index of the stream's current token among the tokens the parser sees."""
         if self.stream.current.type == "eof":
@@ -37,16 +46,18 @@ class CountingStream:
         return self.pulled - 1 - len(self.stream._pushed)
 
 
-def raised_by_lexer(exc: BaseException) -> bool:
-    """Tell whether Jinja's lexer (rather than its parser) raised this error."""
+def lexer_stage(exc: BaseException) -> str | None:
+    """Name the lexer stage that raised this error ("tokeniter" or "wrap"), or None."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     if tb is None:
-        return False
+        return None
     code = tb.tb_frame.f_code
     # TokenStream.expect lives in lexer.py too, but reports what the parser expected.
-    return code.co_filename.endswith(LEXER_FILE) and code.co_name in ("tokeniter", "wrap")
+    if code.co_filename.endswith(LEXER_FILE) and code.co_name in ("tokeniter", "wrap"):
+        return code.co_name
+    return None
 
 
 def token_offsets(env: Environment, source: str) -> tuple[list[int], int | None]:

@@ -65,3 +65,12 @@ def test_windows_line_endings_keep_lines_and_columns_right() -> None:
 
 def test_a_syntax_error_is_a_render_error() -> None:
     assert isinstance(syntax_error("{{"), TemplateRenderError)
+
+
+def test_a_bad_escape_in_a_string_points_at_the_string() -> None:
+    error = syntax_error('{{ x }}{{ "\\x" }}')
+    assert str(error) == (
+        "template syntax error at line 1, column 11: truncated \\xXX escape\n"
+        '    {{ x }}{{ "\\x" }}\n'
+        "              ^"
+    )
