@@ -26,8 +26,8 @@ from analyzer.version import ANALYZER_VERSION
 from analyzer.workarounds import apply_workarounds
 
 # Comparisons are listed in this order (then any others by id) so the JSON is stable.
-COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "C2", "T1", "T2", "T3", "A1", "A2", "A3",
-                    "T5", "T6", "T7")
+COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "C2", "T1", "T2", "T3", "A1", "A2",
+                    "A3", "A3n", "A3o", "A3a", "T5", "T6", "T7")
 
 
 def analyze(template: TemplateSource | str, *, template_name: str | None = None) -> Analysis:

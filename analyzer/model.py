@@ -185,6 +185,14 @@ class FunctionAnalysis:
 
 
 @dataclass(frozen=True)
+class TypedPrefix:
+    """The value prefix a template writes for one JSON type (Kimi-K3's `type="number"`)."""
+
+    json_type: str  # "boolean", "number", "object" or "array"
+    prefix: str
+
+
+@dataclass(frozen=True)
 class ArgumentsAnalysis:
     """Argument container and, for tagged arguments, the markers of one argument."""
 
@@ -202,6 +210,9 @@ class ArgumentsAnalysis:
     # `<city>Tokyo</city>`): the suffix is then value_suffix + KEY + echo_suffix.
     suffix_echoes_name: bool = False
     echo_suffix: str = ""
+    # Set only when non-string prefixes differ by JSON type; typed_value_prefix is then the
+    # boolean one.
+    typed_prefixes: tuple[TypedPrefix, ...] = ()
 
 
 @dataclass(frozen=True)

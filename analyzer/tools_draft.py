@@ -13,6 +13,7 @@ from analyzer.model import (
     ToolFormat,
     ToolFormatAnalysis,
     ToolsAnalysis,
+    TypedPrefix,
 )
 
 
@@ -51,6 +52,7 @@ class ToolDraft:
     literal_style: str = "json"
     suffix_echoes_name: bool = False
     echo_suffix: str = ""
+    typed_prefixes: list[TypedPrefix] = field(default_factory=list)
     id_pos: CallIdPosition = CallIdPosition.NONE
     id_prefix: str = ""
     id_suffix: str = ""
@@ -74,7 +76,7 @@ class ToolDraft:
                 self.args_start, self.args_end, self.arg_name_prefix, self.arg_name_suffix,
                 self.value_prefix, self.value_suffix, self.typed_value_prefix,
                 self.typed_value_suffix, self.arg_separator, self.literal_style,
-                self.suffix_echoes_name, self.echo_suffix,
+                self.suffix_echoes_name, self.echo_suffix, tuple(self.typed_prefixes),
             ),
             call_id=CallIdAnalysis(self.id_pos, self.id_prefix, self.id_suffix),
             call_index=CallIndexAnalysis(

@@ -66,3 +66,13 @@ def zero_args(f: CallFactory) -> RenderInput:
 
 def other_id(f: CallFactory) -> RenderInput:
     return calls_input(f"call {FUNC_A} with id {ID_B}", [f.call(call_id=ID_B)])
+
+
+# Non-string values of each JSON type (the boolean one is TYPED_VAL, in typed_arg).
+TYPED_VALUES: dict[str, Any] = {"number": 7, "object": {"k": "v"}, "array": [1]}
+
+
+def typed_arg_of(f: CallFactory, json_type: str) -> RenderInput:
+    """One call whose single argument has a value of the given JSON type."""
+    value = TYPED_VALUES[json_type]
+    return calls_input(f"call {FUNC_A}({ARG_A}={json_type})", [f.call(args={ARG_A: value})])

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from analyzer import tools_inputs as inputs
 from analyzer.context import AnalysisContext
 from analyzer.diff import common_prefix_fixed, common_suffix_fixed, marker_run_after, skip_space
-from analyzer.model import Comparison
+from analyzer.model import Comparison, TypedPrefix
 from analyzer.piece import Piece
 from analyzer.tools_draft import ToolDraft
 from analyzer.variants import ARG_A, ARG_B, FUNC_A, VAL_A, VAL_B
@@ -160,6 +160,46 @@ def _name_and_value_prefix(
                                           "A3", typed_prefix.pos)
     draft.literal_style = "python" if literal == "True" else "json"
     _typed_suffix(ctx, draft, one, text_t, lit_t + len(literal), trailer)
+    _per_type_prefixes(ctx, draft, shared, trailer)
+
+
+# Where each JSON type's literal starts, as the probe values render (JSON or Python style).
+_LITERAL_STARTS = {"number": ("7",), "object": ('{"k"', "{'k'"), "array": ("[1]",)}
+_TYPE_IDS = {"number": "A3n", "object": "A3o", "array": "A3a"}
+
+
+def _per_type_prefixes(ctx: AnalysisContext, draft: ToolDraft, shared: int, trailer: str) -> None:
+    """A3n/A3o/A3a: record a value prefix per JSON type when the types' prefixes differ."""
+    found = [TypedPrefix("boolean", draft.typed_value_prefix)]
+    spots: list[tuple[str, str, int]] = []
+    for json_type, cid in _TYPE_IDS.items():
+        comparison = ctx.compare(cid, f"{cid} argument type: a string vs a {json_type}",
+                                 inputs.one_arg(ctx.calls), inputs.typed_arg_of(ctx.calls,
+                                                                                json_type))
+        spot = _literal_prefix(comparison, json_type, shared, trailer)
+        if spot is None:
+            return
+        found.append(TypedPrefix(json_type, spot.text))
+        spots.append((cid, spot.text, spot.pos))
+    if len({entry.prefix for entry in found}) > 1:
+        draft.typed_prefixes = found
+        for cid, text, pos in spots:
+            ctx.mark_b("tools.arguments.typed_prefixes", text, cid, pos)
+
+
+def _literal_prefix(
+    comparison: Comparison, json_type: str, shared: int, trailer: str
+) -> Piece | None:
+    """The text between the name suffix and a literal of this type, in variant B."""
+    if comparison.variant_b is None or not comparison.variant_b.rendered:
+        return None
+    text = comparison.variant_b.rendered
+    arg = text.find(ARG_A, max(text.rfind(FUNC_A, 0, len(text) - len(trailer)), 0))
+    starts = [text.find(lit, arg + len(ARG_A)) for lit in _LITERAL_STARTS[json_type]]
+    starts = [at for at in starts if at >= 0]
+    if arg < 0 or not starts:
+        return None
+    return Piece.cut(text, arg + len(ARG_A) + shared, min(starts)).strip()
 
 
 def _first_group_end(text: str) -> int:

@@ -175,3 +175,16 @@ def test_a_closing_tag_that_repeats_the_argument_name() -> None:
     assert (tools.function.name_prefix, tools.function.name_suffix) == ('<invoke name="', '">')
     assert tools.function.close == "</invoke>"
     assert tools.format.section_start == "<tool_call>"
+
+
+def test_value_prefixes_that_name_the_json_type() -> None:
+    args = tools_of("tools_typed_attr").arguments  # <arg key="k" type="number">7</arg>
+    assert (args.name_prefix, args.name_suffix) == ('<arg key="', '" type="')
+    assert args.value_prefix == 'string">'
+    prefixes = {entry.json_type: entry.prefix for entry in args.typed_prefixes}
+    assert prefixes == {"boolean": 'boolean">', "number": 'number">', "object": 'object">',
+                        "array": 'array">'}
+
+
+def test_no_per_type_prefixes_when_every_type_looks_alike() -> None:
+    assert tools_of("tools_tagged").arguments.typed_prefixes == ()
