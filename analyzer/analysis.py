@@ -9,7 +9,6 @@ from functools import lru_cache
 from analyzer.caps import probe_capabilities
 from analyzer.content import analyze_content
 from analyzer.context import AnalysisContext
-from analyzer.handlers import AUTO_HANDLER, choose_handler
 from analyzer.loading import TemplateSource, load_template_text
 from analyzer.model import (
     Analysis,
@@ -26,6 +25,7 @@ from analyzer.version import ANALYZER_VERSION
 from analyzer.workarounds import apply_workarounds
 
 # Comparisons are listed in this order (then any others by id) so the JSON is stable.
+AUTO_HANDLER = "auto"
 COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "C2", "T1", "T2", "T3", "A1", "A2",
                     "A3", "A3n", "A3o", "A3a", "T5", "T6", "T7")
 
@@ -89,7 +89,8 @@ def run_analysis(
         analyzer_version=ANALYZER_VERSION,
         template_sha256=source.sha256,
         template_name=source.name,
-        handler=AUTO_HANDLER,  # chosen once the analysis is complete
+        # The generated parser; analyzer.handlers names dedicated ones from the analysis.
+        handler=AUTO_HANDLER,
         caps=probe.caps,
         reasoning=reasoning,
         content=content,
@@ -103,7 +104,6 @@ def run_analysis(
     analysis = apply_workarounds(source.source, analysis)
     return dataclasses.replace(
         analysis,
-        handler=choose_handler(source.source, analysis),
         preserved_tokens=preserved_tokens(analysis.reasoning, analysis.content, analysis.tools),
         generation_prompts=generation_prompts(ctx, analysis.reasoning),
     )
