@@ -1,0 +1,21 @@
+"""Parser generation: from an analysis and request options, the grammar that splits outputs."""
+
+from __future__ import annotations
+
+from analyzer.generator.core import (
+    GeneratedParser,
+    OutputStream,
+    generate_parser,
+    parse_output,
+)
+from analyzer.generator.prompt import PromptContext, analysis_context, conversation_context
+
+__all__ = [
+    "GeneratedParser",
+    "OutputStream",
+    "PromptContext",
+    "analysis_context",
+    "conversation_context",
+    "generate_parser",
+    "parse_output",
+]

@@ -1,0 +1,110 @@
+"""What every grammar builder reads (analysis, options) and the small pieces they share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from analyzer import peg as p
+from analyzer.diff import segmentize_markers
+from analyzer.model import Analysis, ReasoningMode, SegmentKind
+from analyzer.options import ParseOptions
+
+Capture = Callable[[p.Expr], p.Expr]
+
+# A name ends where a word character would not continue it (`special_function` must not
+# match the start of `special_function_with_opt`).
+NAME_END = p.not_followed_by(p.regex(r"[\w.\-]", max_length=1))
+
+
+@dataclass(frozen=True)
+class Build:
+    """The analysis and the request options a grammar is built for."""
+
+    analysis: Analysis
+    options: ParseOptions
+
+    @cached_property
+    def extracting(self) -> bool:
+        """Tell whether reasoning goes to reasoning_content (it has an end marker to stop at)."""
+        reasoning = self.analysis.reasoning
+        return (self.options.extract_reasoning and reasoning.mode != ReasoningMode.NONE
+                and bool(reasoning.end.strip()))
+
+    @cached_property
+    def reasoning_start(self) -> str:
+        return self.analysis.reasoning.start.strip()
+
+    @cached_property
+    def reasoning_end(self) -> str:
+        return self.analysis.reasoning.end.strip()
+
+    @cached_property
+    def structural(self) -> tuple[str, ...]:
+        """Markers that frame the answer, never part of it: content wrappers and turn markers."""
+        content = self.analysis.content
+        return kept(content.start, content.end, content.turn_start, content.turn_end)
+
+    @cached_property
+    def stray_reasoning(self) -> tuple[str, ...]:
+        """Reasoning markers that, when reasoning is extracted, never belong in content."""
+        if not self.extracting:
+            return ()
+        pieces = marker_tokens(self.reasoning_start)
+        return kept(self.reasoning_end, *(t for t in pieces if t != self.reasoning_start))
+
+
+def kept(*markers: str) -> tuple[str, ...]:
+    """Strip markers and keep the non-empty ones, without duplicates."""
+    return tuple(dict.fromkeys(m.strip() for m in markers if m.strip()))
+
+
+def marker_tokens(text: str) -> list[str]:
+    """Return the `<...>`/`[...]` tokens a marker is made of."""
+    return [s.value for s in segmentize_markers(text) if s.kind == SegmentKind.MARKER]
+
+
+def lit(text: str) -> p.Expr:
+    """Match a marker (its surrounding whitespace is not part of it; empty matches nothing)."""
+    return p.literal(text.strip())
+
+
+def spaced(text: str) -> p.Expr:
+    """Match optional whitespace then a marker (nothing at all for an empty marker)."""
+    core = text.strip()
+    return p.space() + p.literal(core) if core else p.eps()
+
+
+def maybe(text: str) -> p.Expr:
+    """Match a marker if it is there, with the whitespace before it."""
+    core = text.strip()
+    return p.optional(p.space() + p.literal(core)) if core else p.eps()
+
+
+def text_loop(capture: Capture, stops: Iterable[str], at_stop: p.Expr | None,
+              breaker: p.Expr | None = None) -> p.Expr:
+    """Capture text up to the stops; at a stop, run at_stop and go on, unless breaker matches.
+
+    at_stop consumes the stop (dropping it, capturing it, or parsing a nested block); the
+    loop ends at the end of input, where at_stop fails, or where breaker matches.
+    """
+    markers = tuple(dict.fromkeys(s for s in stops if s))
+    if not markers or at_stop is None:
+        return capture(p.until(*markers))
+    step = at_stop + capture(p.until(*markers))
+    if breaker is not None:
+        step = p.not_followed_by(breaker) + step
+    return capture(p.until(*markers)) + p.zero_or_more(step)
+
+
+def dropped(markers: Iterable[str]) -> p.Expr | None:
+    """Match any of the markers without capturing them (None when there are none)."""
+    kept_markers = [m for m in markers if m]
+    return p.literals(kept_markers) if kept_markers else None
+
+
+def first_of(*alternatives: p.Expr | None) -> p.Expr | None:
+    """Build an ordered choice of the given alternatives (None when there are none)."""
+    present = [a for a in alternatives if a is not None]
+    return p.choice(*present) if present else None

@@ -1,0 +1,42 @@
+"""Call ids in tag-based calls: before the name, between name and arguments, or after them.
+
+A template that numbers its calls (Kimi's `functions.NAME:0`) names each call by that whole
+token, and tool results refer to it; so the token is the call's id.
+"""
+
+from __future__ import annotations
+
+from analyzer import peg as p
+from analyzer.generator.build import Build, lit
+from analyzer.model import CallIdPosition
+
+
+def id_between_markers(prefix: str, suffix: str, stop: str) -> p.Expr:
+    """Match an optional `prefix ID suffix` (the id runs to suffix, or to stop without one)."""
+    end = suffix.strip() or stop.strip()
+    if not prefix.strip() or not end:
+        return p.eps()
+    return p.optional(lit(prefix) + p.call_id(p.until(end)) + lit(suffix))
+
+
+def id_at(b: Build, position: CallIdPosition) -> p.Expr:
+    """Match the call id the template writes at this position (nothing elsewhere)."""
+    ident = b.analysis.tools.call_id
+    if ident.pos != position:
+        return p.eps()
+    return id_between_markers(ident.prefix, ident.suffix, b.analysis.tools.arguments.start)
+
+
+def named(b: Build, name: str) -> p.Expr:
+    """Match name prefix, the function name and the call index, capturing the id they make."""
+    fun, index = b.analysis.tools.function, b.analysis.tools.call_index
+    name_part = lit(fun.name_prefix) + p.tool_name(p.literal(name))
+    if not index.present:
+        return name_part
+    number = lit(index.prefix) + p.regex(r"[0-9]+", max_length=12) + lit(index.suffix)
+    return p.call_id(name_part + number)
+
+
+def plain_name(b: Build, name: str) -> p.Expr:
+    """Match name prefix and function name, without captures (for lookahead)."""
+    return lit(b.analysis.tools.function.name_prefix) + p.literal(name)

@@ -1,0 +1,61 @@
+"""The whole grammar of an output: reasoning, content, tool calls, in the template's markers.
+
+Content is the text left once structure is taken out: content wrappers and turn markers are
+dropped wherever they appear, and when reasoning is extracted a later reasoning block goes to
+the reasoning and a stray reasoning marker is dropped. A tool-call marker in the text starts
+the tool calls only if a call really begins there; otherwise it is text like any other.
+"""
+
+from __future__ import annotations
+
+from analyzer import peg as p
+from analyzer.generator.build import Build, dropped, first_of, lit, maybe, text_loop
+from analyzer.generator.calls import CallGrammar
+from analyzer.generator.reasoning import leading_reasoning, reasoning_block
+
+
+def trailer(b: Build) -> p.Expr:
+    """Match what may follow the answer: whitespace and turn/wrapper markers."""
+    markers = dropped(b.structural)
+    if markers is None:
+        return p.space()
+    return p.space() + p.zero_or_more(markers + p.space())
+
+
+def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
+    """Capture content up to the tool calls, leaving structural markers out."""
+    triggers = calls.triggers if calls is not None else ()
+    nested = reasoning_block(b, None, None) if b.extracting and b.reasoning_start else None
+    at_stop = first_of(
+        nested,
+        dropped((*b.structural, *b.stray_reasoning)),
+        p.content(p.literals(triggers)) if triggers else None,
+    )
+    stops = (*triggers, *b.structural, *b.stray_reasoning)
+    if nested is not None:
+        stops += (b.reasoning_start,)
+    breaker = calls.head if calls is not None else None
+    return text_loop(p.content, stops, at_stop, breaker)
+
+
+def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
+    """Match a whole output: reasoning, content, then tool calls if any."""
+    if b.options.json_schema is not None:
+        return response_format_grammar(b)
+    calls_to_end = calls.section + trailer(b) + p.end() if calls is not None else None
+    lead = leading_reasoning(b, calls, calls_to_end)
+    text = p.rule("content", content_text(b, calls))
+    if calls is None:
+        return lead + text + p.end()
+    tool_calls = p.rule("tool-calls", calls.section)
+    return lead + text + p.optional(tool_calls + trailer(b)) + p.end()
+
+
+def response_format_grammar(b: Build) -> p.Expr:
+    """Match reasoning then a JSON answer, possibly in a ```json fence or content markers."""
+    value = p.content(p.json_value())
+    fenced = p.literal("```json") + p.space() + value + p.space() + p.literal("```")
+    content = b.analysis.content
+    body = p.space() + p.optional(lit(content.start)) + p.space() + p.choice(fenced, value)
+    return (leading_reasoning(b, None, None) + p.rule("response-format", body)
+            + maybe(content.end) + trailer(b) + p.end())

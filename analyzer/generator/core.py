@@ -1,0 +1,120 @@
+"""generate_parser(): build, cache and run the parser an analysis and request options call for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from analyzer import peg as p
+from analyzer.generator.build import Build
+from analyzer.generator.calls import CallGrammar
+from analyzer.generator.content import output_grammar
+from analyzer.generator.dedicated import dedicated_grammar
+from analyzer.generator.prompt import PromptContext, analysis_context
+from analyzer.generator.tools_json import json_calls
+from analyzer.generator.tools_tag_json import tag_json_calls
+from analyzer.generator.tools_tagged import tagged_calls
+from analyzer.mapper import to_message
+from analyzer.message import Message
+from analyzer.model import Analysis, ToolFormat
+from analyzer.options import ParseOptions
+from analyzer.stream import Delta, StreamParser
+
+ToolBuilder = Callable[[Build, Sequence[Mapping[str, Any]]], CallGrammar]
+TOOL_BUILDERS: dict[ToolFormat, ToolBuilder] = {
+    ToolFormat.JSON_NATIVE: json_calls,
+    ToolFormat.TAG_WITH_JSON: tag_json_calls,
+    ToolFormat.TAG_WITH_TAGGED: tagged_calls,
+}
+
+
+@dataclass(frozen=True)
+class GeneratedParser:
+    """A parser for one template and request: reads the prompt's tail, then the output."""
+
+    parser: p.Parser = field(repr=False)
+    handler: str  # "auto" or the dedicated handler's name
+    options: ParseOptions
+    prompt: PromptContext
+
+    @property
+    def generation_prompt(self) -> str:
+        """The generation prompt the parser was set up for."""
+        return self.prompt.generation_prompt
+
+    def dump(self) -> str:
+        """Return the grammar as readable PEG rules."""
+        return self.parser.dump()
+
+    def parse(self, output: str, *, partial: bool = False) -> Message:
+        """Parse a model output (partial: it may stop anywhere; only what is certain counts)."""
+        return to_message(self.parser.parse(self.prompt.tail + output, partial))
+
+    def stream(self) -> OutputStream:
+        """Start parsing an output chunk by chunk."""
+        return OutputStream(StreamParser(self.parser), self.prompt.tail)
+
+
+class OutputStream:
+    """A stream parser that reads the prompt's tail before the first chunk."""
+
+    def __init__(self, stream: StreamParser, tail: str) -> None:
+        self.stream = stream
+        self.pending = tail
+
+    def feed(self, chunk: str) -> list[Delta]:
+        """Add a chunk of output; return the deltas that became certain."""
+        text, self.pending = self.pending + chunk, ""
+        return self.stream.feed(text)
+
+    def finish(self) -> list[Delta]:
+        """Declare the output complete; return the remaining deltas."""
+        deltas = self.stream.feed(self.pending) if self.pending else []
+        self.pending = ""
+        return deltas + self.stream.finish()
+
+    def message(self) -> Message:
+        """Return the message streamed so far."""
+        return self.stream.message()
+
+
+def generate_parser(
+    analysis: Analysis, options: ParseOptions, *, prompt: PromptContext | None = None
+) -> GeneratedParser:
+    """Build the parser for an analysis and request options (grammars are cached).
+
+    prompt: the generation prompt the output continues; by default the analysis' prompt for
+    the options' enable_thinking setting (render a conversation's own with
+    `conversation_context` when the template's prompt depends on the conversation).
+    """
+    parser = cached_grammar(analysis, options)
+    context = prompt or analysis_context(analysis, options)
+    return GeneratedParser(parser, analysis.handler, options, context)
+
+
+def parse_output(
+    analysis: Analysis, options: ParseOptions, output: str, *, partial: bool = False,
+    prompt: PromptContext | None = None,
+) -> Message:
+    """Parse one model output into a message."""
+    return generate_parser(analysis, options, prompt=prompt).parse(output, partial=partial)
+
+
+@lru_cache(maxsize=512)
+def cached_grammar(analysis: Analysis, options: ParseOptions) -> p.Parser:
+    """Build (once per analysis and options) the grammar's parser."""
+    b = Build(analysis, options)
+    dedicated = dedicated_grammar(analysis.handler, b)
+    if dedicated is not None:
+        return p.Parser(dedicated, name="output")
+    return p.Parser(output_grammar(b, tool_calls(b)), name="output")
+
+
+def tool_calls(b: Build) -> CallGrammar | None:
+    """Build the tool-call grammar, if the request has tools and the template renders calls."""
+    builder = TOOL_BUILDERS.get(b.analysis.tools.format.mode)
+    if builder is None or not b.options.wants_tools:
+        return None
+    return builder(b, b.options.tools)

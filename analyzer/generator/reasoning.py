@@ -1,0 +1,41 @@
+"""The reasoning part of a grammar: `start reasoning end`, or reasoning up to a delimiter.
+
+The parser reads the generation prompt's tail first, so a prompt that opens `<think>` makes
+the output start inside reasoning with no special case here. Reasoning that is never closed
+stays reasoning (the model ran out of budget); a tool call the model starts without closing
+its reasoning ends the reasoning, but only if the calls run to the end of the output
+(a call merely mentioned while thinking stays in the reasoning).
+"""
+
+from __future__ import annotations
+
+from analyzer import peg as p
+from analyzer.generator.build import Build, text_loop
+from analyzer.generator.calls import CallGrammar
+
+
+def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, ...]) -> p.Expr:
+    """Capture reasoning up to the end marker (or calls that run to the end of the output)."""
+    if calls_to_end is None or not triggers:
+        return p.reasoning(p.until(b.reasoning_end))
+    stops = (b.reasoning_end, *triggers)
+    at_trigger = p.reasoning(p.literals(triggers))
+    return text_loop(p.reasoning, stops, at_trigger, calls_to_end)
+
+
+def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
+    """Match `start reasoning [end]`, committed once the start marker is seen."""
+    triggers = calls.triggers if calls is not None else ()
+    closing = p.optional(p.literal(b.reasoning_end) + p.space())
+    return (p.literal(b.reasoning_start) + p.commit()
+            + reasoning_text(b, calls_to_end, triggers) + closing)
+
+
+def leading_reasoning(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
+    """Match the reasoning the output (prompt tail included) may open with."""
+    if not b.extracting:
+        return p.eps()
+    if b.reasoning_start:
+        return p.optional(p.space() + p.rule("reasoning", reasoning_block(b, calls, calls_to_end)))
+    delimited = p.reasoning(p.until(b.reasoning_end)) + p.literal(b.reasoning_end) + p.space()
+    return p.optional(p.rule("reasoning", delimited))

@@ -1,0 +1,49 @@
+"""TAG_WITH_JSON calls: the name in markers, the arguments one JSON object.
+
+    [id] name_prefix NAME name_suffix [index] [id] args.start {...} args.end [id] close
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from analyzer import peg as p
+from analyzer.generator.build import NAME_END, Build, lit, maybe
+from analyzer.generator.call_ids import id_at, named, plain_name
+from analyzer.generator.calls import Call, CallGrammar, layout
+from analyzer.model import CallIdPosition
+
+
+def arguments_value(b: Build) -> p.Expr:
+    """Match the arguments object (or a JSON string holding it)."""
+    python = b.analysis.tools.format.uses_python_dicts
+    return p.choice(p.tool_args(p.json_string()), p.tool_args(p.json_value(python)))
+
+
+def function_head(b: Build, name: str, captured: bool) -> p.Expr:
+    """Match a call's opening up to the name suffix."""
+    fun = b.analysis.tools.function
+    name_part = named(b, name) if captured else plain_name(b, name)
+    suffix = p.space() + lit(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
+    opening = id_at(b, CallIdPosition.PRE_FUNC_NAME) if captured else p.eps()
+    return opening + name_part + suffix
+
+
+def function_call(b: Build, name: str) -> p.Expr:
+    """Match one whole call of the named function."""
+    args = b.analysis.tools.arguments
+    rest = (
+        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + p.space() + lit(args.start) + p.space()
+        + arguments_value(b) + maybe(args.end) + id_at(b, CallIdPosition.POST_ARGS)
+        + maybe(b.analysis.tools.function.close)
+    )
+    return p.tool(function_head(b, name, True) + p.commit() + rest)
+
+
+def tag_json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
+    """Build the tool-call grammar for a TAG_WITH_JSON template."""
+    names = sorted(p.tool_names(tools), key=len, reverse=True)
+    calls = p.choice(*(p.rule(f"call-{n}", function_call(b, n)) for n in names))
+    heads = p.choice(*(function_head(b, n, False) for n in names))
+    return layout(b, Call(calls, heads))

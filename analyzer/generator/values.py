@@ -1,0 +1,69 @@
+"""Tagged argument values: raw text between value markers, typed later by the schema.
+
+The template's exact padding matters: Qwen3-Coder writes `>\nVALUE\n</parameter>`, so one
+newline on each side belongs to the markup, and a value ending in a newline keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from analyzer import peg as p
+from analyzer.generator.build import Build, lit
+from analyzer.model import Analysis
+
+QUOTES = ("'", '"')
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
+@lru_cache(maxsize=256)
+def value_padding(analysis: Analysis) -> tuple[str, str]:
+    """Return the whitespace the template writes right before and right after a value."""
+    comparison = next((c for c in analysis.comparisons if c.id == "A2"), None)
+    if comparison is None or comparison.diff is None:
+        return "", ""
+    before, after = comparison.diff.prefix, comparison.diff.suffix
+    lead = before[len(before.rstrip()) :]
+    trail = after[: len(after) - len(after.lstrip())]
+    return lead, trail
+
+
+def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
+    """Match padding, the value text up to the closing marker, padding and the marker."""
+    lead, trail = value_padding(b.analysis)
+    end = suffix.strip()
+    stops = (trail + end, end) if trail else (end,)
+    text = p.arg_string_value(p.until(*stops), schema)
+    if end.startswith("</"):
+        text = p.choice(cdata_value(schema), text)
+    closing = p.optional(p.literal(trail)) + p.literal(end) if trail else p.literal(end)
+    return p.optional(p.literal(lead)) + text + closing if lead else text + closing
+
+
+def cdata_value(schema: Mapping[str, Any]) -> p.Expr:
+    """Match an XML CDATA section, capturing what it holds."""
+    return (p.literal(CDATA_OPEN) + p.arg_string_value(p.until(CDATA_CLOSE), schema)
+            + p.literal(CDATA_CLOSE))
+
+
+def bare_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
+    """Match an unwrapped value that runs to the next separator or the argument list's end."""
+    args = b.analysis.tools.arguments
+    return p.arg_string_value(p.until(args.separator.strip(), args.end.strip()), schema)
+
+
+def argument_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
+    """Match a tagged argument's value as the template's value markers frame it."""
+    args = b.analysis.tools.arguments
+    prefix, suffix = args.value_prefix.strip(), args.value_suffix.strip()
+    typed_prefix, typed_suffix = args.typed_value_prefix.strip(), args.typed_value_suffix.strip()
+    if prefix in QUOTES and suffix == prefix:
+        return p.space() + p.arg_json_value(p.json_value(python=True))
+    string_form = lit(prefix) + raw_value(b, schema, suffix)
+    if typed_prefix and typed_prefix != prefix:
+        return p.choice(string_form, lit(typed_prefix) + raw_value(b, schema, typed_suffix))
+    if prefix and suffix and not typed_prefix and not typed_suffix:
+        return p.choice(string_form, bare_value(b, schema))
+    return string_form
