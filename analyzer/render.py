@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,9 @@ from analyzer.errors import (
     TemplateRenderError,
     template_lines,
 )
+from analyzer.hf_globals import TemplateRaise
 from analyzer.limits import LimitExceeded, RenderLimits, budget_for
-from analyzer.sandbox import BoundedEnvironment, TemplateRaise
+from analyzer.sandbox import BoundedEnvironment
 from analyzer.syntax import syntax_error
 
 if TYPE_CHECKING:
@@ -60,10 +61,10 @@ class ChatTemplate:
 
     def render(
         self,
-        messages: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        documents: list[dict[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        documents: Sequence[Mapping[str, Any]] | None = None,
         add_generation_prompt: bool = False,
         **kwargs: Any,
     ) -> str:
@@ -89,9 +90,9 @@ class ChatTemplate:
 
 
 def template_context(
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None,
-    documents: list[dict[str, Any]] | None,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]] | None,
+    documents: Sequence[Mapping[str, Any]] | None,
     add_generation_prompt: bool,
     kwargs: dict[str, Any],
     made: dict[int, Any] | None = None,

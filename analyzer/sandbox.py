@@ -1,17 +1,15 @@
 """A Jinja sandbox with Hugging Face's chat-template settings whose resource use is bounded.
 
-The environment reproduces what transformers' `render_jinja_template` builds (flags, `tojson`,
-`raise_exception`, `strftime_now`, `dict`, `namespace`, the `{% generation %}` tag). On top of
-that, every template it compiles is rewritten so that loops check a deadline, `~` and output
-count their size, and size-amplifying operators, filters and methods are checked before they
-allocate. The checks are plain function calls: no thread or process per render.
+The environment is the one transformers' `render_jinja_template` builds (same flags, with the
+globals of `analyzer.hf_globals`). On top of that, every template it compiles is rewritten so
+that loops check a deadline and `~` and output count their size, and size-amplifying
+operators, filters (`analyzer.safe_filters`) and methods are checked before they allocate.
+The checks are plain function calls: no thread or process per render.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from functools import partial, update_wrapper
 from string import Formatter
 from time import perf_counter
@@ -21,107 +19,35 @@ from typing import Any
 import jinja2.ext
 from jinja2 import nodes, pass_context
 from jinja2.exceptions import SecurityError, TemplateSyntaxError
-from jinja2.filters import FILTERS
 from jinja2.parser import Parser
 from jinja2.runtime import Context, markup_join, str_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
-from jinja2.utils import Namespace, generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 from markupsafe import EscapeFormatter, Markup
 
+from analyzer.hf_globals import GenerationExtension, hf_globals, hf_tojson
 from analyzer.limits import (
-    LimitExceeded,
     RenderLimits,
     check_binop,
-    check_count,
-    check_join,
-    check_printf,
-    check_replace,
     check_str_method,
     check_text_size,
-    checked_range,
     current_budget,
     format_spec_width,
     text_size,
     too_large,
 )
+from analyzer.safe_filters import checked_filters
 from analyzer.syntax import CountingStream
+
+# GenerationExtension is re-exported: analyzer.caps parses templates with it.
+__all__ = ["BoundedEnvironment", "BoundingTransformer", "GenerationExtension", "TimedIterable"]
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
 _NUMBERS = (int, float, bool, type(None))
-MAX_JSON_INDENT = 1_000
 _FORMAT_METHODS = ("format", "format_map")
 LOOP_FILTER = "_bounded_loop"
 CONCAT_FILTER = "_bounded_concat"
 OUTPUT_FILTER = "_counted_output"
-
-
-class TemplateRaise(Exception):
-    """Internal signal that the template called raise_exception(message)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class GenerationExtension(jinja2.ext.Extension):
-    """Accept transformers' `{% generation %}...{% endgeneration %}` and render its body."""
-
-    tags = {"generation"}
-
-    def parse(self, parser: Parser) -> nodes.Node:
-        lineno = next(parser.stream).lineno
-        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-        call = self.call_method("_render_body")
-        return nodes.CallBlock(call, [], [], body).set_lineno(lineno)
-
-    def _render_body(self, caller: Callable[[], str]) -> str:
-        # Like transformers with its assistant-mask tracker inactive: the body, unchanged.
-        return caller()
-
-
-def raise_exception(message: Any) -> None:
-    """Let the template refuse its input, as transformers' raise_exception does."""
-    raise TemplateRaise(str(message))
-
-
-def strftime_now(format: str) -> str:
-    """Format the current local time, as transformers' strftime_now does."""
-    return datetime.now().strftime(format)
-
-
-class TemplateDict:
-    """transformers' `dict` global: callable and `fromkeys`, nothing else reachable."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        return dict(*args, **kwargs)
-
-    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-        return dict.fromkeys(*args, **kwargs)
-
-
-class TemplateNamespace(Namespace):
-    """transformers' `namespace`: refuses underscore-prefixed attribute names."""
-
-    def __init__(*args: Any, **kwargs: Any) -> None:  # no named self, so namespace(self=1) works
-        self, rest = args[0], args[1:]
-        attrs = dict(*rest, **kwargs)
-        for name in attrs:
-            TemplateNamespace.check_name(name)
-        Namespace.__init__(self, attrs)
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        TemplateNamespace.check_name(name)
-        Namespace.__setitem__(self, name, value)
-
-    @staticmethod
-    def check_name(name: Any) -> None:
-        """Refuse names that could reach Python internals."""
-        if isinstance(name, str) and name.startswith("_"):
-            raise SecurityError(
-                "Chat templates cannot store underscore-prefixed attributes on a namespace,"
-                f" but got {name!r}. Please rename the attribute."
-            )
 
 
 class TimedIterable:
@@ -254,6 +180,10 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         self.failing_token_index: int | None = None  # None: the lexer failed, not the parser
         self.globals.update(hf_globals(limits))
         self.filters.update(checked_filters(limits))
+        self.filters["tojson"] = partial(hf_tojson, limits)
+        self.filters[LOOP_FILTER] = bounded_loop
+        self.filters[CONCAT_FILTER] = bounded_concat
+        self.filters[OUTPUT_FILTER] = counted_output
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         parser = Parser(self, source, name, filename)
@@ -324,178 +254,3 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         return type(text)(formatter.vformat(text, args, kwargs))
 
 
-def hf_globals(limits: RenderLimits) -> dict[str, Any]:
-    """Return the globals transformers adds, plus the bounded range() and lipsum()."""
-    return {
-        "raise_exception": raise_exception,
-        "strftime_now": strftime_now,
-        "dict": TemplateDict(),
-        "namespace": TemplateNamespace,
-        "range": checked_range(limits),
-        "lipsum": partial(_checked_lipsum, limits),
-    }
-
-
-def _checked_lipsum(
-    limits: RenderLimits, n: int = 5, html: bool = True, min: int = 20, max: int = 100
-) -> str:
-    check_count("lipsum()", n, limits)
-    check_text_size("lipsum()", n * max * 12 if isinstance(max, int) else 0, limits)
-    return str(generate_lorem_ipsum(n, html, min, max))
-
-
-def hf_tojson(
-    limits: RenderLimits,
-    value: Any,
-    ensure_ascii: bool = False,
-    indent: int | str | None = None,
-    separators: tuple[str, str] | None = None,
-    sort_keys: bool = False,
-) -> str:
-    """Serialize like transformers' tojson (no HTML escaping, non-ASCII kept), bounded."""
-    if indent is None:
-        # json's C encoder cannot be interrupted, so bound the value's size before calling it
-        # (unless it is the caller's own data: a tree, not a graph the template built).
-        if id(value) not in current_budget().trusted:
-            size = text_size(value, limits.max_output_chars)
-            check_text_size("the tojson output", size, limits)
-        return json.dumps(
-            value, ensure_ascii=ensure_ascii, separators=separators, sort_keys=sort_keys
-        )
-    # With an indent json encodes in Python anyway (as json.dumps would): count as it goes.
-    # One chunk can hold depth x indent characters, so the indent itself is capped first.
-    width = len(indent) if isinstance(indent, str) else indent
-    if isinstance(width, int) and width > MAX_JSON_INDENT:
-        raise LimitExceeded(
-            "output_size",
-            f"tojson indent of {width:,} characters; the limit is {MAX_JSON_INDENT:,}",
-            MAX_JSON_INDENT,
-        )
-    encoder = json.JSONEncoder(
-        ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-    )
-    return _joined_within(encoder.iterencode(value), "the tojson output", limits)
-
-
-def _joined_within(chunks: Iterator[str], what: str, limits: RenderLimits) -> str:
-    parts, size = [], 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > limits.max_output_chars:
-            raise too_large(what, size, limits)
-        parts.append(chunk)
-    return "".join(parts)
-
-
-def checked_filters(limits: RenderLimits) -> dict[str, Callable[..., Any]]:
-    """Return the filters that replace Jinja's: size-checked versions and the counting hooks."""
-    checks: dict[str, Callable[..., Any]] = {
-        "center": _check_center,
-        "indent": _check_indent,
-        "format": _check_format,
-        "join": _check_join,
-        "replace": _check_replace,
-        "wordwrap": _check_wordwrap,
-        "batch": _check_batch,
-        "slice": _check_slice,
-        "sum": _check_sum,
-        "string": _check_stringify,
-        "pprint": _check_stringify,
-    }
-    filters = {
-        name: _guarded(FILTERS[name], partial(check, limits)) for name, check in checks.items()
-    }
-    filters["tojson"] = partial(hf_tojson, limits)
-    filters[LOOP_FILTER] = bounded_loop
-    filters[CONCAT_FILTER] = bounded_concat
-    filters[OUTPUT_FILTER] = counted_output
-    return filters
-
-
-def _guarded(original: Callable[..., Any], check: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a Jinja filter so `check` sees (and may replace) its value before it runs."""
-    if hasattr(original, "jinja_pass_arg"):
-
-        def with_context(first: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
-            return original(first, check(value, *args, **kwargs), *args, **kwargs)
-
-        return update_wrapper(with_context, original)
-
-    def plain(value: Any, *args: Any, **kwargs: Any) -> Any:
-        return original(check(value, *args, **kwargs), *args, **kwargs)
-
-    return update_wrapper(plain, original)
-
-
-def _check_center(limits: RenderLimits, value: Any, width: Any = 80) -> Any:
-    check_text_size("the centered string", width if isinstance(width, int) else 0, limits)
-    return value
-
-
-def _check_indent(
-    limits: RenderLimits, s: Any, width: Any = 4, first: Any = False, blank: Any = False
-) -> Any:
-    step = len(width) if isinstance(width, str) else width if isinstance(width, int) else 0
-    size = text_size(s, limits.max_output_chars)
-    lines = s.count("\n") + 1 if isinstance(s, str) else size
-    check_text_size("the indented string", size + lines * step, limits)
-    return s
-
-
-def _check_format(limits: RenderLimits, value: Any, *args: Any, **kwargs: Any) -> Any:
-    if isinstance(value, str):
-        check_printf(value, kwargs or args, limits)
-    return value
-
-
-def _check_join(limits: RenderLimits, value: Any, d: Any = "", attribute: Any = None) -> Any:
-    items = value if isinstance(value, (str, list, tuple, dict)) else list(value)
-    check_join(items, d, limits)
-    return items
-
-
-def _check_replace(
-    limits: RenderLimits, s: Any, old: Any = "", new: Any = "", count: Any = None
-) -> Any:
-    check_replace(s, old, new, limits)
-    return s
-
-
-def _check_wordwrap(
-    limits: RenderLimits,
-    s: Any,
-    width: Any = 79,
-    break_long_words: Any = True,
-    wrapstring: Any = None,
-    break_on_hyphens: Any = True,
-) -> Any:
-    size = text_size(s, limits.max_output_chars)
-    breaks = size // width + 1 if isinstance(width, int) and width > 0 else 0
-    extra = len(wrapstring) if isinstance(wrapstring, str) else 1
-    check_text_size("the wrapped string", size + breaks * extra, limits)
-    return s
-
-
-def _check_batch(limits: RenderLimits, value: Any, linecount: Any, fill_with: Any = None) -> Any:
-    if fill_with is not None:
-        check_count("batch() padding", linecount, limits)
-    return value
-
-
-def _check_slice(limits: RenderLimits, value: Any, slices: Any, fill_with: Any = None) -> Any:
-    check_count("slice()", slices, limits)
-    return value
-
-
-def _check_sum(limits: RenderLimits, iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
-    if not isinstance(start, (str, list, tuple)):
-        return iterable
-    items = list(iterable)
-    size = len(start) + sum(len(item) for item in items if isinstance(item, (str, list, tuple)))
-    check_text_size("the summed sequence", size, limits)
-    return items
-
-
-def _check_stringify(limits: RenderLimits, value: Any, *args: Any, **kwargs: Any) -> Any:
-    check_text_size("the string", text_size(value, limits.max_output_chars), limits)
-    return value
