@@ -250,7 +250,8 @@ class ToolsAnalysis:
     ARGS is a JSON object (TAG_WITH_JSON) or, for TAG_WITH_TAGGED, arguments joined by
     arguments.separator, each `name_prefix KEY name_suffix VALUE`, where a string VALUE is
     `value_prefix TEXT value_suffix` and any other is `typed_value_prefix LITERAL
-    typed_value_suffix` (LITERAL in JSON or Python spelling, see literal_style); with
+    typed_value_suffix` (LITERAL in JSON or Python spelling, see literal_style; when
+    typed_prefixes is set, the prefix depends on the literal's JSON type); with
     suffix_echoes_name, each suffix is followed by KEY and echo_suffix. Calls are
     joined by format.call_separator inside section_start ... section_end. Markers never
     include the whitespace around them; a parser should accept whitespace between pieces.
