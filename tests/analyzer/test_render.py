@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import pytest
@@ -44,27 +43,6 @@ def test_loop_controls_are_enabled() -> None:
         "{% if i == 3 %}{% break %}{% endif %}{{ i }}{% endfor %}"
     )
     assert render(source) == "02"
-
-
-def test_tojson_keeps_non_ascii_and_html_characters() -> None:
-    assert render("{{ messages[0]|tojson }}", [{"role": "user", "content": "été <b>&'"}]) == (
-        '{"role": "user", "content": "été <b>&\'"}'
-    )
-
-
-def test_tojson_accepts_indent_separators_and_sort_keys() -> None:
-    value = [{"b": 1, "a": [2]}]
-    assert render("{{ tools|tojson(indent=2, sort_keys=True) }}", tools=value) == (
-        '[\n  {\n    "a": [\n      2\n    ],\n    "b": 1\n  }\n]'
-    )
-    assert render("{{ tools|tojson(separators=(',', ':')) }}", tools=value) == '[{"b":1,"a":[2]}]'
-    assert render("{{ tools|tojson(ensure_ascii=True) }}", tools=[{"k": "é"}]) == (
-        '[{"k": "\\u00e9"}]'
-    )
-
-
-def test_strftime_now_formats_the_current_time() -> None:
-    assert render("{{ strftime_now('%Y') }}") == datetime.now().strftime("%Y")
 
 
 def test_context_has_messages_tools_documents_and_generation_prompt() -> None:
@@ -131,21 +109,6 @@ def test_inputs_are_converted_to_plain_data_as_transformers_does() -> None:
     assert render("{{ messages[0].content }}", [{"role": "user", "content": object()}]) == (
         "<object>"
     )
-
-
-def test_the_generation_tag_renders_its_body() -> None:
-    source = (
-        "{% for m in messages %}{% generation %}<{{ m.content }}>{% endgeneration %}{% endfor %}"
-    )
-    assert render(source) == "<Hi>"
-
-
-def test_dict_and_namespace_globals_work_like_transformers() -> None:
-    source = (
-        "{% set ns = namespace(n=0) %}{% set ns.n = ns.n + 2 %}{{ ns.n }}"
-        " {{ dict(a=1) }} {{ dict.fromkeys(['k']) }}"
-    )
-    assert render(source) == "2 {'a': 1} {'k': None}"
 
 
 def test_raise_exception_becomes_template_raised_error_with_its_message_and_line() -> None:
