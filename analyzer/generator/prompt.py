@@ -9,16 +9,19 @@ the model's. With reasoning_format none that tail stays visible in the content.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from analyzer.diff import common_prefix_len, last_marker_end
+from analyzer.errors import TemplateRenderError
 from analyzer.model import Analysis, ReasoningMode
 from analyzer.options import ParseOptions
 from analyzer.render import ChatTemplate
 
 Messages = Sequence[Mapping[str, Any]]
+UNDEFINED = re.compile(r"'(\w+)' is undefined")
 
 
 @dataclass(frozen=True)
@@ -54,42 +57,84 @@ def conversation_context(
     """Render the conversation's generation prompt (and prefill, when continuing a message)."""
     continuing = options.continue_final_message != "none" and bool(messages)
     history = template_messages(messages[:-1] if continuing else messages, analysis)
-    full = render(chat, history, options, True)
-    bare = render(chat, history, options, False)
+    full = render(chat, history, options, True, analysis)
+    bare = render(chat, history, options, False, analysis)
     prompt = full[common_prefix_len(full, bare) :]
-    start = len(full) - len(prompt) + tail_start(prompt, analysis)
     if not continuing:
-        return PromptContext(prompt, full[start:])
-    final = template_messages([dict(messages[-1])], analysis)
-    prefilled = prefill_render(chat, history + final, options)
-    start = min(start, common_prefix_len(prefilled, full))
-    return PromptContext(prompt, prefilled[start:])
+        return PromptContext(prompt, prompt[tail_start(prompt, analysis) :])
+    return PromptContext(prompt, prefill(prompt, analysis, messages[-1], options))
+
+
+def prefill(prompt: str, analysis: Analysis, final: Mapping[str, Any],
+            options: ParseOptions) -> str:
+    """Write the message being continued as the model would have: reasoning, then content.
+
+    As llama.cpp does, the prompt's own reasoning opening is kept and the message's reasoning
+    follows it; continuing the content also closes the reasoning and adds the content.
+    """
+    start, end = analysis.reasoning.start.strip(), analysis.reasoning.end.strip()
+    reasoning, content = message_reasoning(final), message_text(final)
+    with_content = options.continue_final_message == "content"
+    if start:
+        text = opening(prompt, start) + reasoning
+        return text + end + content if with_content else text
+    if analysis.reasoning.mode == ReasoningMode.DELIMITER and end:
+        return reasoning + "\n" + end + "\n" + content if with_content else reasoning
+    return content if with_content else ""
+
+
+def opening(prompt: str, start: str) -> str:
+    """Return the reasoning start marker as the prompt writes it (with the space after it)."""
+    at = prompt.find(start)
+    if at < 0:
+        return start
+    after = at + len(start)
+    return prompt[at : after + len(prompt[after:]) - len(prompt[after:].lstrip())]
+
+
+def message_reasoning(message: Mapping[str, Any]) -> str:
+    """Return a message's reasoning text, whichever field holds it."""
+    for key in ("reasoning_content", "thinking", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """Return a message's content as text (text chunks joined)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(c.get("text", "")) for c in content if isinstance(c, Mapping))
+    return ""
 
 
 def render(chat: ChatTemplate, messages: list[dict[str, Any]], options: ParseOptions,
-           add_generation_prompt: bool) -> str:
-    """Render messages with the options' tools and template variables."""
-    return chat.render(messages, tools=options.tools or None,
-                       add_generation_prompt=add_generation_prompt, **options.render_kwargs())
+           add_generation_prompt: bool, analysis: Analysis) -> str:
+    """Render messages with the options' tools and template variables.
 
-
-def prefill_render(
-    chat: ChatTemplate, messages: list[dict[str, Any]], options: ParseOptions
-) -> str:
-    """Render the conversation and cut it right after the final message's text."""
-    text = render(chat, messages, options, False)
-    final = messages[-1]
-    written = final.get("content") if options.continue_final_message == "content" else None
-    written = written or final.get("reasoning_content") or ""
-    if not isinstance(written, str) or not written:
-        return text
-    at = text.rfind(written)
-    if at >= 0:
-        return text[: at + len(written)]
-    core = written.rstrip()
-    at = text.rfind(core) if core else -1
-    # The template trimmed the text: keep the trailing whitespace the model continues after.
-    return text[: at + len(core)] + written[len(core) :] if at >= 0 else text
+    Like a server does, this gives an empty tool list to a template that loops over tools
+    unconditionally, and "" to extra variables it reads but nobody sets (Firefunction's
+    `functions`), as the analysis did.
+    """
+    kwargs = options.render_kwargs()
+    tools: list[dict[str, Any]] | None = options.tools or None
+    for _ in range(len(analysis.caps.template_kwargs) + 2):
+        try:
+            return chat.render(messages, tools=tools,
+                               add_generation_prompt=add_generation_prompt, **kwargs)
+        except TemplateRenderError as exc:
+            missing = UNDEFINED.search(str(exc))
+            if missing and missing.group(1) in analysis.caps.template_kwargs:
+                kwargs.setdefault(missing.group(1), "")
+            elif tools is None and "NoneType" in str(exc):
+                tools = []
+            else:
+                raise
+    return chat.render(messages, tools=tools, add_generation_prompt=add_generation_prompt,
+                       **kwargs)
 
 
 def template_messages(messages: Messages, analysis: Analysis) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ Calls may sit in a `[...]` array, between section markers, or each between per-c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from analyzer import peg as p
@@ -17,15 +18,26 @@ from analyzer.generator.build import Build, lit, maybe
 from analyzer.generator.calls import CallGrammar, separator
 
 
-def members(name: p.Expr, *items: p.Expr, python: bool) -> p.Expr:
-    """Match a JSON object holding the name member and any of items, in any order."""
+@dataclass(frozen=True)
+class Member:
+    """A call object's name member (or the member nesting it), and its opening part."""
+
+    whole: p.Expr
+    head: p.Expr
+
+
+def members(name: Member, *items: p.Expr, python: bool) -> Member:
+    """Match a JSON object holding the name member and any of items, in any order.
+
+    Its head runs from `{` to the end of the name member's head."""
     key = p.json_value(python) if python else p.json_string()
-    other = p.not_followed_by(name) + key + p.space() + p.literal(":") + p.space()
+    other = p.not_followed_by(name.whole) + key + p.space() + p.literal(":") + p.space()
     other += p.json_value(python)
     one = p.choice(*items, other)
     comma = p.space() + p.literal(",") + p.space()
-    return (p.literal("{") + p.space() + p.zero_or_more(one + comma) + name
-            + p.zero_or_more(comma + one) + p.space() + p.literal("}"))
+    before = p.literal("{") + p.space() + p.zero_or_more(one + comma)
+    whole = before + name.whole + p.zero_or_more(comma + one) + p.space() + p.literal("}")
+    return Member(whole, before + name.head)
 
 
 def quoted_name(names: list[str], python: bool) -> p.Expr:
@@ -40,52 +52,55 @@ def call_id_value() -> p.Expr:
     return p.choice(p.call_id(p.json_string()), p.call_id(p.json_value()))
 
 
-def field_members(b: Build, names: list[str]) -> list[p.Expr]:
-    """Match the name member, then the arguments and id members, of a flat call object."""
+def field_members(b: Build, names: list[str]) -> tuple[Member, list[p.Expr]]:
+    """Match the name member, and the arguments and id members, of a flat call object."""
     fmt = b.analysis.tools.format
     python = fmt.uses_python_dicts
     name_key, args_key = fmt.name_field.split(".")[-1], fmt.args_field.split(".")[-1]
-    items = [
-        p.json_key(name_key, python) + quoted_name(names, python) + p.commit(),
-        p.json_key(args_key, python) + p.choice(p.tool_args(p.json_string()),
-                                                p.tool_args(p.json_value(python))),
-    ]
+    name = p.json_key(name_key, python) + quoted_name(names, python)
+    items = [p.json_key(args_key, python) + p.choice(p.tool_args(p.json_string()),
+                                                     p.tool_args(p.json_value(python)))]
     for key in (fmt.id_field, fmt.gen_id_field):
         if key:
             items.append(p.json_key(key, python) + call_id_value())
-    return items
+    return Member(name + p.commit(), name), items
 
 
-def call_object(b: Build, names: list[str]) -> p.Expr:
-    """Match one call object."""
+def call_object(b: Build, names: list[str]) -> Member:
+    """Match one call object (and its head, up to the function name)."""
     fmt = b.analysis.tools.format
     python = fmt.uses_python_dicts
     if fmt.fun_name_is_key:
-        key = quoted_name(names, python) + p.space() + p.literal(":") + p.space()
-        args = p.tool_args(p.json_value(python))
-        return p.literal("{") + p.space() + key + args + p.space() + p.literal("}")
-    name, *items = field_members(b, names)
+        key = p.literal("{") + p.space() + quoted_name(names, python) + p.space()
+        key += p.literal(":")
+        args = p.space() + p.tool_args(p.json_value(python)) + p.space() + p.literal("}")
+        return Member(key + p.commit() + args, key)
+    name, items = field_members(b, names)
     nesting = fmt.function_field or (fmt.name_field.split(".")[0] if "." in fmt.name_field
                                      else "")
     if nesting:
-        name = p.json_key(nesting, python) + members(name, *items, python=python)
+        inner = members(name, *items, python=python)
+        key = p.json_key(nesting, python)
+        name = Member(key + inner.whole, key + inner.head)
     return members(name, *items, python=python)
 
 
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a JSON_NATIVE template."""
     fmt = b.analysis.tools.format
-    call = p.rule("tool-call", p.tool(call_object(b, p.tool_names(tools))))
+    names = p.tool_names(tools)
+    obj = call_object(b, names)
+    call = p.rule("tool-call", p.tool(obj.whole))
     per_call_start = fmt.per_call_start.strip()
     unit = lit(per_call_start) + p.space() + call + maybe(fmt.per_call_end)
     if fmt.tools_array_wrapped:
         comma = p.space() + p.literal(",") + p.space()
         body = p.literal("[") + p.space() + unit + p.zero_or_more(comma + unit) + p.space()
         body += p.literal("]")
-        head = p.literal("[") + p.space() + lit(per_call_start) + p.space() + call
+        head = p.literal("[") + p.space() + lit(per_call_start) + p.space() + obj.head
     else:
         body = unit + p.zero_or_more(separator(fmt.call_separator) + unit)
-        head = lit(per_call_start) + p.space() + call
+        head = lit(per_call_start) + p.space() + obj.head
     section_start = fmt.section_start.strip()
     section = lit(section_start) + p.space() + body + maybe(fmt.section_end)
     head = lit(section_start) + p.space() + head

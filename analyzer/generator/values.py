@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import Build, lit
+from analyzer.generator.build import Build, spaced
 from analyzer.model import Analysis
 
 QUOTES = ("'", '"')
@@ -61,9 +61,9 @@ def argument_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
     typed_prefix, typed_suffix = args.typed_value_prefix.strip(), args.typed_value_suffix.strip()
     if prefix in QUOTES and suffix == prefix:
         return p.space() + p.arg_json_value(p.json_value(python=True))
-    string_form = lit(prefix) + raw_value(b, schema, suffix)
+    string_form = spaced(prefix) + raw_value(b, schema, suffix)
     if typed_prefix and typed_prefix != prefix:
-        return p.choice(string_form, lit(typed_prefix) + raw_value(b, schema, typed_suffix))
+        return p.choice(string_form, spaced(typed_prefix) + raw_value(b, schema, typed_suffix))
     if prefix and suffix and not typed_prefix and not typed_suffix:
         return p.choice(string_form, bare_value(b, schema))
     return string_form
