@@ -179,13 +179,15 @@ class MessageBuilder:
     def _json_args(self, text: str, flags: int, info: Any) -> None:
         """Add JSON argument text (python-flavoured or string-wrapped text waits until complete)."""
         call = self._call()
-        if not flags & (PYTHON | QUOTED):
+        # A value in another JSON dialect carries it as info: converted once complete.
+        to_json = getattr(info, "to_json", None)
+        if to_json is None and not flags & (PYTHON | QUOTED):
             self._args(call, text)
             return
         call.buffered.append(text)
         if not flags & PARTIAL:
             whole, call.buffered = "".join(call.buffered), []
-            self._args(call, self._decoded_args(whole, flags))
+            self._args(call, to_json(whole) if to_json else self._decoded_args(whole, flags))
 
     @staticmethod
     def _decoded_args(text: str, flags: int) -> str:

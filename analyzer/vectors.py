@@ -16,7 +16,12 @@ from typing import Any
 
 from analyzer.analysis import analyze, compiled
 from analyzer.errors import AnalyzerError
-from analyzer.generator import PromptContext, conversation_context, generate_parser
+from analyzer.generator import (
+    PromptContext,
+    analysis_context,
+    conversation_context,
+    generate_parser,
+)
 from analyzer.loading import load_template_file
 from analyzer.message import Message
 from analyzer.model import Analysis
@@ -122,7 +127,12 @@ def vector_prompt(path: Path, messages_json: str, options: ParseOptions) -> Prom
     source = load_template_file(path)
     chat = compiled(source.source, source.bos_token, source.eos_token)
     messages = json.loads(messages_json)
-    return conversation_context(chat, template_analysis(path), messages, options)
+    analysis = template_analysis(path)
+    try:
+        return conversation_context(chat, analysis, messages, options)
+    except AnalyzerError:
+        # The conversation does not render here: the analysis' own prompt is the next best.
+        return analysis_context(analysis, options)
 
 
 def run_vector(vector: Vector, templates: Path) -> VectorResult:

@@ -12,7 +12,9 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.generator.build import Build, spaced
+from analyzer.generator.dialect import DialectValue, QuotedDialect
 from analyzer.model import Analysis
+from analyzer.peg import Role
 
 QUOTES = ("'", '"')
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
@@ -49,9 +51,9 @@ def cdata_value(schema: Mapping[str, Any]) -> p.Expr:
 
 
 def bare_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
-    """Match an unwrapped value that runs to the next separator or the argument list's end."""
-    args = b.analysis.tools.arguments
-    return p.arg_string_value(p.until(args.separator.strip(), args.end.strip()), schema)
+    """Match an unwrapped value: JSON-like, its strings quoted the way the template quotes them."""
+    dialect = QuotedDialect(b.analysis.tools.arguments.value_prefix.strip())
+    return p.capture(Role.ARG_JSON_VALUE, DialectValue(dialect), dialect)
 
 
 def argument_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
@@ -64,6 +66,6 @@ def argument_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
     string_form = spaced(prefix) + raw_value(b, schema, suffix)
     if typed_prefix and typed_prefix != prefix:
         return p.choice(string_form, spaced(typed_prefix) + raw_value(b, schema, typed_suffix))
-    if prefix and suffix and not typed_prefix and not typed_suffix:
+    if prefix and suffix == prefix and not typed_prefix and not typed_suffix:
         return p.choice(string_form, bare_value(b, schema))
     return string_form
