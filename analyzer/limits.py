@@ -25,7 +25,8 @@ class RenderLimits:
 
     max_output_chars: int = 2_000_000  # output, any single string, and all text produced
     max_seconds: float = 1.0
-    max_range: int = 100_000  # items in one range(), and items a filter may create from a count
+    # Items in one range(), in the input of a filter that loops in Python, or made from a count.
+    max_range: int = 100_000
     max_call_depth: int = 100  # nested macro, caller() and recursive-loop calls
 
 
@@ -135,6 +136,15 @@ def check_count(what: str, count: Any, limits: RenderLimits) -> None:
     if isinstance(count, int) and count > limits.max_range:
         cap = limits.max_range
         raise LimitExceeded("range", f"{what} of {count:,} items; the limit is {cap:,}", cap)
+
+
+def check_items(what: str, value: Any, limits: RenderLimits) -> None:
+    """Refuse to loop in Python over more than max_range items (or characters)."""
+    if isinstance(value, (str, list, tuple, dict)) and len(value) > limits.max_range:
+        cap = limits.max_range
+        raise LimitExceeded(
+            "range", f"{what} over {len(value):,} items; the limit is {cap:,}", cap
+        )
 
 
 def checked_range(limits: RenderLimits) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial, update_wrapper
+from functools import update_wrapper
 from typing import Any
 
 from jinja2.filters import FILTERS
@@ -11,45 +11,55 @@ from jinja2.filters import FILTERS
 from analyzer.limits import (
     RenderLimits,
     check_count,
+    check_items,
     check_join,
     check_printf,
     check_replace,
     check_text_size,
     text_size,
+    too_large,
+)
+
+# Filters whose work is a Python loop over their input (a key function, a test, a getter per
+# item): at a few microseconds an item, a long input would run for seconds without any check
+# point, so their inputs are capped at max_range items (characters, for strings).
+ITEM_LOOPS = frozenset(
+    {"batch", "dictsort", "groupby", "join", "map", "max", "min", "reject", "rejectattr",
+     "select", "selectattr", "slice", "sort", "sum", "unique", "urlize", "wordwrap", "xmlattr"}
 )
 
 
 def checked_filters(limits: RenderLimits) -> dict[str, Callable[..., Any]]:
-    """Return size-checked versions of Jinja's filters that can build large results."""
-    checks: dict[str, Callable[..., Any]] = {
-        "center": _check_center,
-        "indent": _check_indent,
-        "format": _check_format,
-        "join": _check_join,
-        "replace": _check_replace,
-        "wordwrap": _check_wordwrap,
-        "batch": _check_batch,
-        "slice": _check_slice,
-        "sum": _check_sum,
-        "string": _check_stringify,
-        "pprint": _check_stringify,
-    }
-    return {
-        name: _guarded(FILTERS[name], partial(check, limits)) for name, check in checks.items()
-    }
+    """Return Jinja's filters, each checked for oversized inputs and results."""
+    return {name: _guarded(name, original, limits) for name, original in FILTERS.items()}
 
 
-def _guarded(original: Callable[..., Any], check: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a Jinja filter so `check` sees (and may replace) its value before it runs."""
+def _guarded(name: str, original: Callable[..., Any], limits: RenderLimits) -> Callable[..., Any]:
+    """Wrap a Jinja filter: check its input before it runs and its text result after."""
+    check = _SIZE_CHECKS.get(name)
+    loops = name in ITEM_LOOPS
+
+    def checked(value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if loops:
+            check_items(f"the {name} filter", value, limits)
+        return value if check is None else check(limits, value, *args, **kwargs)
+
+    def finished(result: Any) -> Any:
+        # Filters like urlencode or escape grow text a few times over: chained, they would not
+        # stop, so every text result is held to the size limit.
+        if isinstance(result, str) and len(result) > limits.max_output_chars:
+            raise too_large(f"the {name} filter's result", len(result), limits)
+        return result
+
     if hasattr(original, "jinja_pass_arg"):
 
         def with_context(first: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
-            return original(first, check(value, *args, **kwargs), *args, **kwargs)
+            return finished(original(first, checked(value, args, kwargs), *args, **kwargs))
 
         return update_wrapper(with_context, original)
 
     def plain(value: Any, *args: Any, **kwargs: Any) -> Any:
-        return original(check(value, *args, **kwargs), *args, **kwargs)
+        return finished(original(checked(value, args, kwargs), *args, **kwargs))
 
     return update_wrapper(plain, original)
 
@@ -126,3 +136,18 @@ def _check_sum(limits: RenderLimits, iterable: Any, attribute: Any = None, start
 def _check_stringify(limits: RenderLimits, value: Any, *args: Any, **kwargs: Any) -> Any:
     check_text_size("the string", text_size(value, limits.max_output_chars), limits)
     return value
+
+
+_SIZE_CHECKS: dict[str, Callable[..., Any]] = {
+    "center": _check_center,
+    "indent": _check_indent,
+    "format": _check_format,
+    "join": _check_join,
+    "replace": _check_replace,
+    "wordwrap": _check_wordwrap,
+    "batch": _check_batch,
+    "slice": _check_slice,
+    "sum": _check_sum,
+    "string": _check_stringify,
+    "pprint": _check_stringify,
+}

@@ -197,3 +197,20 @@ def test_text_size_estimates_str_length_and_stops_past_the_cap() -> None:
     for _ in range(60):
         shared = [shared, shared]
     assert 100 < text_size(shared, 100) < 1000
+
+
+def test_filters_that_loop_in_python_refuse_inputs_longer_than_the_item_limit() -> None:
+    error = limit_error("{{ (range(100000)|list * 19)|map('string')|join }}")
+    assert (error.limit, error.allowed) == ("range", 100_000)
+    assert error.message == "the map filter over 1,900,000 items; the limit is 100,000"
+    assert limit_error("{{ ('x' * 1900000)|list|sort|length }}").message.startswith(
+        "the sort filter over 1,900,000 items"
+    )
+
+
+def test_chained_growing_filters_are_held_to_the_size_limit() -> None:
+    error = limit_error("{{ ('é' * 1000000)|urlencode|urlencode|length }}")
+    assert error.limit == "output_size"
+    assert error.message == (
+        "the urlencode filter's result would be about 6,000,000 characters; the limit is 2,000,000"
+    )
