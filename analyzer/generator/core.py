@@ -11,11 +11,11 @@ from analyzer import peg as p
 from analyzer.generator.build import Build
 from analyzer.generator.calls import CallGrammar
 from analyzer.generator.content import output_grammar
-from analyzer.generator.dedicated import dedicated_grammar
 from analyzer.generator.prompt import PromptContext, analysis_context
 from analyzer.generator.tools_json import json_calls
 from analyzer.generator.tools_tag_json import tag_json_calls
 from analyzer.generator.tools_tagged import tagged_calls
+from analyzer.handlers import choose_handler, handler_grammar
 from analyzer.mapper import to_message
 from analyzer.message import Message
 from analyzer.model import Analysis, ToolFormat
@@ -91,7 +91,7 @@ def generate_parser(
     """
     parser = cached_grammar(analysis, options)
     context = prompt or analysis_context(analysis, options)
-    return GeneratedParser(parser, analysis.handler, options, context)
+    return GeneratedParser(parser, choose_handler(analysis), options, context)
 
 
 def parse_output(
@@ -106,7 +106,7 @@ def parse_output(
 def cached_grammar(analysis: Analysis, options: ParseOptions) -> p.Parser:
     """Build (once per analysis and options) the grammar's parser."""
     b = Build(analysis, options)
-    dedicated = dedicated_grammar(analysis.handler, b)
+    dedicated = handler_grammar(choose_handler(analysis), b)
     if dedicated is not None:
         return p.Parser(dedicated, name="output")
     return p.Parser(output_grammar(b, tool_calls(b)), name="output")

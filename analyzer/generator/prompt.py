@@ -16,6 +16,7 @@ from typing import Any
 
 from analyzer.diff import common_prefix_len, last_marker_end
 from analyzer.errors import TemplateRenderError
+from analyzer.handlers import choose_handler, handler_prefill
 from analyzer.model import Analysis, ReasoningMode
 from analyzer.options import ParseOptions
 from analyzer.render import ChatTemplate
@@ -75,6 +76,9 @@ def prefill(prompt: str, analysis: Analysis, final: Mapping[str, Any],
     start, end = analysis.reasoning.start.strip(), analysis.reasoning.end.strip()
     reasoning, content = message_reasoning(final), message_text(final)
     with_content = options.continue_final_message == "content"
+    dedicated = handler_prefill(choose_handler(analysis))
+    if dedicated is not None:
+        return dedicated(reasoning, content, with_content)
     if start:
         text = opening(prompt, start) + reasoning
         return text + end + content if with_content else text

@@ -1,0 +1,38 @@
+"""Functionary v3.2 recipients: `>>>all\nTEXT`, `>>>NAME\n{json}`, the prompt ending in `>>>`.
+
+The template renders calls as recipients, but `all` (the user) as a recipient of text only
+appears in its prompt, so this format has a dedicated handler.
+"""
+
+from __future__ import annotations
+
+from analyzer import peg as p
+from analyzer.generator.build import Build
+from analyzer.generator.routed import Destination, Route, Routing, routed_output
+
+
+def destination(header: str, names: frozenset[str]) -> Destination:
+    """Read a recipient line: a declared function, or anything else as text for the user."""
+    name = header.strip()
+    if name in names:
+        return Destination(Route.CALL, name, header.find(name))
+    return Destination(Route.CONTENT) if name == "all" else Destination(Route.DROP)
+
+
+def grammar(b: Build) -> p.Expr:
+    """Build the whole-output grammar."""
+    names = frozenset(p.tool_names(b.options.tools)) if b.options.wants_tools else frozenset()
+    routing = Routing(
+        message_start=">>>",
+        header_end="\n",
+        terminators=("<|eot_id|>",),
+        route=lambda header: destination(header, names),
+        call_body=lambda name: p.space() + p.tool_args(p.json_value()) + p.space(),
+        extract_reasoning=b.options.extract_reasoning,
+    )
+    return routed_output(routing)
+
+
+def prefill(reasoning: str, content: str, with_content: bool) -> str:
+    """Write a continued message: text for the user."""
+    return "all\n" + content if with_content else ""

@@ -1,0 +1,77 @@
+"""Muse Glimmer ATEM recipients: ` to=self` thinks, ` to=user` answers, ` to=NAME` calls.
+
+    <|start|>assistant to=self<|message|>REASONING<|eom|>
+    <|start|>assistant to=user<|message|>CONTENT<|eot|>
+    <|start|>assistant to=NAME<|message|><atem:function_calls>
+    <atem:invoke name="NAME">
+    <atem:parameter name="KEY">VALUE</atem:parameter>
+    </atem:invoke>
+    </atem:function_calls><|eom|>
+
+An ATEM block addressed to the user is text, not a call: only the recipient makes a call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from analyzer import peg as p
+from analyzer.generator.build import Build
+from analyzer.generator.routed import Destination, Route, Routing, routed_output
+
+RECIPIENT = re.compile(r"to=(\S+)")
+PARAMETER_CLOSE = "</atem:parameter>"
+
+
+def destination(header: str, names: frozenset[str]) -> Destination:
+    """Read a recipient: self, the user, a declared function, or something else."""
+    recipient = RECIPIENT.search(header)
+    target = recipient.group(1) if recipient is not None else "user"
+    if target == "self":
+        return Destination(Route.REASONING)
+    if target == "user":
+        return Destination(Route.CONTENT)
+    if recipient is not None and target in names:
+        return Destination(Route.CALL, target, recipient.start(1))
+    return Destination(Route.DROP)
+
+
+def parameter(key: str, schema: Mapping[str, Any]) -> p.Expr:
+    """Match `<atem:parameter name="KEY">VALUE</atem:parameter>`."""
+    return (p.literal('<atem:parameter name="') + p.arg_name(p.literal(key)) + p.literal('">')
+            + p.arg_string_value(p.until(PARAMETER_CLOSE), schema)
+            + p.literal(PARAMETER_CLOSE))
+
+
+def call_body(name: str, definition: Mapping[str, Any]) -> p.Expr:
+    """Match the ATEM block of one call."""
+    properties = p.tool_parameters(definition).get("properties") or {}
+    params = [parameter(k, properties[k] or {}) for k in sorted(properties, key=len, reverse=True)]
+    args = p.zero_or_more(p.space() + p.choice(*params)) if params else p.eps()
+    return (p.space() + p.literal("<atem:function_calls>") + p.space()
+            + p.literal(f'<atem:invoke name="{name}">') + args + p.space()
+            + p.literal("</atem:invoke>") + p.space() + p.literal("</atem:function_calls>")
+            + p.space())
+
+
+def grammar(b: Build) -> p.Expr:
+    """Build the whole-output grammar."""
+    tools = {p.tool_names([t])[0]: t for t in b.options.tools} if b.options.wants_tools else {}
+    routing = Routing(
+        message_start="<|start|>assistant",
+        header_end="<|message|>",
+        terminators=("<|eom|>", "<|eot|>"),
+        route=lambda header: destination(header, frozenset(tools)),
+        call_body=lambda name: call_body(name, tools[name]),
+        extract_reasoning=b.options.extract_reasoning,
+    )
+    return routed_output(routing)
+
+
+def prefill(reasoning: str, content: str, with_content: bool) -> str:
+    """Write a continued message: reasoning to self, then the answer to the user."""
+    text = " to=self<|message|>" + reasoning
+    return text + "<|eom|><|start|>assistant to=user<|message|>" + content \
+        if with_content else text
