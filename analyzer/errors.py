@@ -9,7 +9,7 @@ LoadProblem = Literal[
     "empty", "binary", "invalid_json", "no_chat_template", "bad_config", "unknown_name",
     "unreadable",
 ]
-Limit = Literal["range", "output_size", "time", "recursion"]
+Limit = Literal["range", "output_size", "time", "recursion", "template_size"]
 # Jinja splits lines on these only (str.splitlines also splits on \f, \v, \u2028...).
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 

@@ -28,9 +28,22 @@ class RenderLimits:
     # Items in one range(), in the input of a filter that loops in Python, or made from a count.
     max_range: int = 100_000
     max_call_depth: int = 100  # nested macro, caller() and recursive-loop calls
+    # Compiling is not interruptible and grows faster than linearly with the template
+    # (transformers' own templates are under 20,000 characters).
+    max_template_chars: int = 100_000
 
 
 _NONE: Mapping[int, object] = {}
+
+
+def check_template_size(source: str, limits: RenderLimits) -> None:
+    """Refuse to compile a template longer than the limit."""
+    if len(source) > limits.max_template_chars:
+        cap = limits.max_template_chars
+        raise LimitExceeded(
+            "template_size", f"the template is {len(source):,} characters; the limit is {cap:,}",
+            cap,
+        )
 
 
 class LimitExceeded(Exception):

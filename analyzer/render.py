@@ -20,7 +20,7 @@ from analyzer.errors import (
     template_lines,
 )
 from analyzer.hf_globals import TemplateRaise
-from analyzer.limits import LimitExceeded, RenderLimits, budget_for
+from analyzer.limits import LimitExceeded, RenderLimits, budget_for, check_template_size
 from analyzer.sandbox import BoundedEnvironment
 from analyzer.syntax import syntax_error
 
@@ -49,10 +49,13 @@ class ChatTemplate:
         self.limits = limits or RenderLimits()
         self._env = BoundedEnvironment(self.limits)
         try:
+            check_template_size(source, self.limits)
             self._template = self._env.from_string(source)
         except jinja2.TemplateSyntaxError as exc:
             index = self._env.failing_token_index
             raise syntax_error(exc, source, self._env, index) from None
+        except (LimitExceeded, RecursionError) as exc:
+            raise compile_limit_error(exc) from None
 
     @classmethod
     def from_source(cls, ts: TemplateSource, *, limits: RenderLimits | None = None) -> ChatTemplate:
@@ -175,6 +178,16 @@ def _plain_container(value: Any, made: dict[int, Any] | None) -> Any:
     if callable(getattr(value, "model_dump", None)):
         return plain_data(value.model_dump(), made)
     return f"<{type(value).__name__}>"
+
+
+def compile_limit_error(exc: LimitExceeded | RecursionError) -> RenderLimitError:
+    """Translate a limit hit while compiling (size, or nesting too deep to parse)."""
+    if isinstance(exc, LimitExceeded):
+        return RenderLimitError(exc.message, limit=exc.limit, allowed=exc.allowed)
+    return RenderLimitError(
+        "the template nests blocks or expressions too deeply to compile",
+        limit="recursion", allowed=0,
+    )
 
 
 def template_lineno(tb: TracebackType | None) -> int | None:

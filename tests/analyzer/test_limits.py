@@ -214,3 +214,19 @@ def test_chained_growing_filters_are_held_to_the_size_limit() -> None:
     assert error.message == (
         "the urlencode filter's result would be about 6,000,000 characters; the limit is 2,000,000"
     )
+
+
+def test_an_oversized_template_is_refused_before_compiling() -> None:
+    with pytest.raises(RenderLimitError) as caught:
+        ChatTemplate("{{ a }}" * 20_000)
+    error = caught.value
+    assert (error.limit, error.allowed) == ("template_size", 100_000)
+    assert str(error) == "the template is 140,000 characters; the limit is 100,000"
+    assert ChatTemplate("{{ a }}" * 20_000, limits=RenderLimits(max_template_chars=140_000))
+
+
+def test_nesting_too_deep_to_compile_is_a_recursion_limit() -> None:
+    with pytest.raises(RenderLimitError) as caught:
+        ChatTemplate("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}")
+    assert caught.value.limit == "recursion"
+    assert str(caught.value) == "the template nests blocks or expressions too deeply to compile"
