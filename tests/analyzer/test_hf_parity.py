@@ -6,9 +6,10 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 
-from analyzer.errors import TemplateRenderError
+from analyzer.errors import TemplateRaisedError, TemplateRenderError
 from analyzer.render import ChatTemplate
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "templates"
@@ -97,6 +98,11 @@ def our_render(template: ChatTemplate, setting: dict[str, Any]) -> str | Excepti
         return exc
 
 
+def _same_refusal(theirs: Exception, ours: str | Exception) -> bool:
+    # transformers' raise_exception raises a bare TemplateError carrying the template's message.
+    return isinstance(ours, TemplateRaisedError) and ours.template_message == str(theirs)
+
+
 def _kwargs(setting: dict[str, Any]) -> dict[str, Any]:
     thinking = setting["enable_thinking"]
     return {} if thinking is None else {"enable_thinking": thinking}
@@ -112,6 +118,8 @@ def mismatches(path: Path) -> tuple[list[str], int]:
         theirs, ours = hf_render(source, setting), our_render(template, setting)
         if isinstance(theirs, Exception) != isinstance(ours, Exception):
             problems.append(f"{setting}: transformers gave {theirs!r}, we gave {ours!r}")
+        elif type(theirs) is jinja2.TemplateError and not _same_refusal(theirs, ours):
+            problems.append(f"{setting}: the template raised {theirs}; we gave {ours!r}")
         elif not isinstance(theirs, Exception) and theirs != ours:
             problems.append(f"{setting}: output differs\n--- hf\n{theirs}\n--- ours\n{ours}")
     return problems, len(settings)
