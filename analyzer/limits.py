@@ -36,16 +36,6 @@ class RenderLimits:
 _NONE: Mapping[int, object] = {}
 
 
-def check_template_size(source: str, limits: RenderLimits) -> None:
-    """Refuse to compile a template longer than the limit."""
-    if len(source) > limits.max_template_chars:
-        cap = limits.max_template_chars
-        raise LimitExceeded(
-            "template_size", f"the template is {len(source):,} characters; the limit is {cap:,}",
-            cap,
-        )
-
-
 class LimitExceeded(Exception):
     """Internal signal that a render went over a limit; the renderer adds where it happened."""
 
@@ -142,6 +132,16 @@ def check_text_size(what: str, size: float, limits: RenderLimits) -> None:
     """Refuse to build a string or sequence of more than the output size limit."""
     if size > limits.max_output_chars:
         raise too_large(what, size, limits)
+
+
+def check_template_size(source: str, limits: RenderLimits) -> None:
+    """Refuse to compile a template longer than the limit."""
+    if len(source) > limits.max_template_chars:
+        cap = limits.max_template_chars
+        raise LimitExceeded(
+            "template_size", f"the template is {len(source):,} characters; the limit is {cap:,}",
+            cap,
+        )
 
 
 def check_count(what: str, count: Any, limits: RenderLimits) -> None:
