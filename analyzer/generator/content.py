@@ -9,14 +9,28 @@ the tool calls only if a call really begins there; otherwise it is text like any
 from __future__ import annotations
 
 from analyzer import peg as p
-from analyzer.generator.build import Build, dropped, first_of, lit, maybe, text_loop
+from analyzer.generator.build import (
+    Build,
+    dropped,
+    first_of,
+    lit,
+    marker_tokens,
+    maybe,
+    text_loop,
+)
 from analyzer.generator.calls import CallGrammar
 from analyzer.generator.reasoning import leading_reasoning, reasoning_block
 
 
-def trailer(b: Build) -> p.Expr:
-    """Match what may follow the answer: whitespace and turn/wrapper markers."""
-    markers = dropped(b.structural)
+def trailer(b: Build, after_calls: bool = False) -> p.Expr:
+    """Match what may follow the answer: whitespace and turn/wrapper markers (and, after tool
+    calls, stray tokens of the closing markers, which templates split unevenly)."""
+    closers: tuple[str, ...] = ()
+    if after_calls:
+        tools = b.analysis.tools
+        closers = tuple(marker_tokens(tools.format.section_end + tools.format.per_call_end
+                                      + tools.function.close))
+    markers = dropped((*b.structural, *closers))
     if markers is None:
         return p.space()
     return p.space() + p.zero_or_more(markers + p.space())
@@ -42,13 +56,13 @@ def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
     """Match a whole output: reasoning, content, then tool calls if any."""
     if b.options.json_schema is not None:
         return response_format_grammar(b)
-    calls_to_end = calls.section + trailer(b) + p.end() if calls is not None else None
+    calls_to_end = calls.section + trailer(b, True) + p.end() if calls is not None else None
     lead = leading_reasoning(b, calls, calls_to_end)
     text = p.rule("content", content_text(b, calls))
     if calls is None:
         return lead + text + p.end()
     tool_calls = p.rule("tool-calls", calls.section)
-    return lead + text + p.optional(tool_calls + trailer(b)) + p.end()
+    return lead + text + p.optional(tool_calls + trailer(b, True)) + p.end()
 
 
 def response_format_grammar(b: Build) -> p.Expr:

@@ -34,8 +34,20 @@ def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | 
 def leading_reasoning(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
     """Match the reasoning the output (prompt tail included) may open with."""
     if not b.extracting:
-        return p.eps()
+        return empty_opening(b)
     if b.reasoning_start:
         return p.optional(p.space() + p.rule("reasoning", reasoning_block(b, calls, calls_to_end)))
     delimited = p.reasoning(p.until(b.reasoning_end)) + p.literal(b.reasoning_end) + p.space()
     return p.optional(p.rule("reasoning", delimited))
+
+
+def empty_opening(b: Build) -> p.Expr:
+    """Drop a reasoning opening the model left empty, going straight to its answer's marker.
+
+    The opening then comes from the prompt, not from the model: left in the content it would
+    show markup the model never wrote.
+    """
+    start, answer = b.reasoning_start, b.analysis.content.start.strip()
+    if not start or not answer:
+        return p.eps()
+    return p.optional(p.literal(start) + p.space() + p.peek(p.literal(answer)))

@@ -29,7 +29,7 @@ def argument(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
         opening += p.space() + lit(args.name_suffix)
     else:
         opening += NAME_END
-    return opening + argument_value(b, schema)
+    return opening + argument_value(b, key, schema)
 
 
 def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:

@@ -13,8 +13,11 @@ from typing import Any
 from analyzer import peg as p
 from analyzer.generator.build import Build, spaced
 from analyzer.generator.dialect import DialectValue, QuotedDialect
+from analyzer.generator.tag_dialect import TagDialect
 from analyzer.model import Analysis
+from analyzer.options import canonical
 from analyzer.peg import Role
+from analyzer.peg.json_values import declared_types
 
 QUOTES = ("'", '"')
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
@@ -56,16 +59,48 @@ def bare_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
     return p.capture(Role.ARG_JSON_VALUE, DialectValue(dialect), dialect)
 
 
-def argument_value(b: Build, schema: Mapping[str, Any]) -> p.Expr:
+def closing(b: Build, key: str, suffix: str) -> str:
+    """Return what closes a value: its suffix, and the key again if the template echoes it."""
+    args = b.analysis.tools.arguments
+    if args.suffix_echoes_name:
+        return suffix.strip() + key + args.echo_suffix.strip()
+    return suffix.strip()
+
+
+def nested_value(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
+    """Match a value closed by an echoed tag; nested values are tags too (unless a string)."""
+    args = b.analysis.tools.arguments
+    end = closing(b, key, args.value_suffix)
+    if declared_types(schema)[:1] == ["string"] or not args.value_suffix.strip().endswith("</"):
+        return raw_value(b, schema, end)
+    dialect = TagDialect(args.value_suffix.strip()[:-2], canonical(dict(schema)))
+    return p.capture(Role.ARG_JSON_VALUE, p.until(end), dialect) + p.literal(end)
+
+
+def typed_forms(b: Build, key: str, schema: Mapping[str, Any]) -> list[p.Expr]:
+    """Match a non-string value after each prefix the template writes for non-strings."""
+    args = b.analysis.tools.arguments
+    prefixes = [t.prefix.strip() for t in args.typed_prefixes] or [args.typed_value_prefix.strip()]
+    suffix = closing(b, key, args.typed_value_suffix or args.value_suffix)
+    prefix = args.value_prefix.strip()
+    return [spaced(t) + raw_value(b, schema, suffix) for t in dict.fromkeys(prefixes)
+            if t and t != prefix]
+
+
+def argument_value(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
     """Match a tagged argument's value as the template's value markers frame it."""
     args = b.analysis.tools.arguments
     prefix, suffix = args.value_prefix.strip(), args.value_suffix.strip()
     typed_prefix, typed_suffix = args.typed_value_prefix.strip(), args.typed_value_suffix.strip()
     if prefix in QUOTES and suffix == prefix:
         return p.space() + p.arg_json_value(p.json_value(python=True))
-    string_form = spaced(prefix) + raw_value(b, schema, suffix)
-    if typed_prefix and typed_prefix != prefix:
-        return p.choice(string_form, spaced(typed_prefix) + raw_value(b, schema, typed_suffix))
+    if args.suffix_echoes_name:
+        string_form = spaced(prefix) + nested_value(b, key, schema)
+    else:
+        string_form = spaced(prefix) + raw_value(b, schema, suffix)
+    typed = typed_forms(b, key, schema)
+    if typed:
+        return p.choice(string_form, *typed)
     if prefix and suffix == prefix and not typed_prefix and not typed_suffix:
         return p.choice(string_form, bare_value(b, schema))
     return string_form
