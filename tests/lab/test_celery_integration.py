@@ -1,0 +1,107 @@
+"""End to end through real processes: Valkey, a Celery worker and daphne, all started here.
+
+The test process only posts over HTTP and reads the database; the web server publishes the task
+and the worker runs it, as in a deployment.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from lab.analyses.models import Analysis
+from lab.run import free_port, start_valkey, start_web, start_worker, stop
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the services must see committed rows
+
+
+def database_url(settings_dict: dict[str, Any]) -> str:
+    """Describe the test database as a DATABASE_URL for the service processes."""
+    if settings_dict["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(settings_dict['NAME']).resolve()}"
+    user = settings_dict.get("USER") or ""
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
+
+
+@dataclass
+class Lab:
+    url: str
+    logs: Path
+
+    def paste(self, source: str) -> int:
+        """Submit the paste form like a browser (CSRF cookie and token); return the analysis id."""
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        opener.open(self.url + "/").read()
+        token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+        body = urllib.parse.urlencode({"source": source, "csrfmiddlewaretoken": token}).encode()
+        with opener.open(self.url + "/new/paste/", body) as response:
+            return int(response.geturl().rstrip("/").split("/")[-1])
+
+    def page(self, path: str) -> str:
+        with urllib.request.urlopen(self.url + path) as response:
+            return str(response.read().decode())
+
+    def log(self, name: str) -> str:
+        return (self.logs / name).read_text(errors="replace")[-3000:]
+
+
+@pytest.fixture(scope="module")
+def lab(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    logs = tmp_path_factory.mktemp("celery-integration")
+    valkey, redis_url = start_valkey(logs / "valkey", log=logs / "valkey.log")
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": database_url(connection.settings_dict),
+    }
+    processes = [valkey]
+    try:
+        processes.append(start_worker(env, concurrency=1, log=logs / "worker.log"))
+        port = free_port()
+        processes.append(start_web(env, "127.0.0.1", port, log=logs / "web.log"))
+        yield Lab(f"http://127.0.0.1:{port}", logs)
+    finally:
+        stop(processes)
+
+
+def wait_for_outcome(lab: Lab, analysis_id: int, timeout: float = 60) -> Analysis:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        analysis = Analysis.objects.get(pk=analysis_id)
+        if not analysis.is_pending:
+            return analysis
+        time.sleep(0.2)
+    raise AssertionError(
+        f"analysis {analysis_id} still {analysis.status} after {timeout} s; "
+        f"worker log:\n{lab.log('worker.log')}\nweb log:\n{lab.log('web.log')}"
+    )
+
+
+def test_a_pasted_template_is_analyzed_by_the_worker(lab: Lab, corpus_templates: Path) -> None:
+    source = (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+    analysis = wait_for_outcome(lab, lab.paste(source))
+    assert analysis.status == Analysis.Status.DONE, analysis.error
+    assert analysis.result is not None
+    assert analysis.result["template_sha256"] == analysis.template.sha256
+    assert 'id="cmp-T1"' in lab.page(f"/a/{analysis.pk}/")
+
+
+def test_the_worker_stores_a_failure_with_its_message(lab: Lab) -> None:
+    analysis = wait_for_outcome(lab, lab.paste("{{ unclosed"))
+    assert analysis.status == Analysis.Status.FAILED
+    assert "syntax error" in analysis.error
+    assert "syntax error" in lab.page(f"/a/{analysis.pk}/")

@@ -1,0 +1,84 @@
+"""The live textbox's websocket, driven through Channels' test communicator."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from lab.analyses import engine, intake
+from lab.analyses.models import Analysis
+from lab.analyses.routing import websocket_urlpatterns
+from lab.analyses.tasks import run_analysis
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the consumer reads from another thread
+
+T = TypeVar("T")
+
+
+def run_in_thread(make: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine on a fresh loop in its own thread (Playwright may own this thread's)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(make())  # type: ignore[arg-type]
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+async def _exchange(path: str, messages: list[dict[str, Any]], replies: int) -> list[Any]:
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+    connected, _ = await communicator.connect()
+    assert connected
+    received = [await communicator.receive_json_from(timeout=10)]
+    for message in messages:
+        await communicator.send_json_to(message)
+    for _ in range(replies):
+        received.append(await communicator.receive_json_from(timeout=10))
+    await communicator.disconnect()
+    return received
+
+
+@pytest.fixture
+def done_analysis(corpus_templates: Path) -> Analysis:
+    source = (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+    analysis = intake.request_analysis(intake.store_template(engine.load_pasted(source)))
+    run_analysis(analysis.pk)
+    analysis.refresh_from_db()
+    return analysis
+
+
+def test_an_unknown_analysis_closes_the_socket_with_4404() -> None:
+    async def scenario() -> Any:
+        communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), "/ws/a/999/live/")
+        await communicator.connect()
+        return await communicator.receive_output(timeout=10)
+
+    assert run_in_thread(scenario) == {"type": "websocket.close", "code": 4404}
+
+
+def test_an_unknown_message_type_gets_an_error_reply(done_analysis: Analysis) -> None:
+    path = f"/ws/a/{done_analysis.pk}/live/"
+    replies = run_in_thread(lambda: _exchange(path, [{"type": "shout"}], replies=1))
+    assert replies[-1] == {"type": "error", "message": "unknown message type 'shout'"}
+
+
+def test_every_reply_is_a_typed_message(done_analysis: Analysis) -> None:
+    path = f"/ws/a/{done_analysis.pk}/live/"
+    messages = [{"type": "reset", "text": "Hello"}, {"type": "finish"}]
+    replies = run_in_thread(lambda: _exchange(path, messages, replies=1))
+    assert {reply["type"] for reply in replies} <= {"state", "unavailable"}
