@@ -119,7 +119,7 @@ class CaseResult:
     actual: Message | None
     differences: tuple[str, ...]
     grammar: GrammarCheck
-    note: str = ""  # why the case was skipped, or the parser's error
+    note: str = ""  # why the case was skipped, or how its output was cut from the render
 
 
 @dataclass(frozen=True)
@@ -456,7 +456,7 @@ def verify_case(subject: Subject, case: Case) -> CaseResult:
         actual=actual,
         differences=differences,
         grammar=check_grammar(subject, case, rendered),
-        note="; ".join(n for n in (rendered.note, error) if n),
+        note=rendered.note,
     )
 
 

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "lab.analyses",
+    "lab.corpus",
 ]
 
 MIDDLEWARE = [
@@ -102,6 +103,9 @@ else:
 
 CELERY_BROKER_URL = REDIS_URL or "redis://127.0.0.1:6379/0"
 CELERY_TASK_IGNORE_RESULT = True  # results live in the database, not in Celery's backend
+# A corpus run's chord counts its finished tasks in a result backend (tasks opt in).
+CELERY_RESULT_BACKEND = CELERY_BROKER_URL
+CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -1,0 +1,1 @@
+"""The template corpus: sync and import templates, run them all, compare runs."""

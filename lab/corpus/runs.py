@@ -1,0 +1,165 @@
+"""Start a corpus run, evaluate one template of it, and close it with the comparison.
+
+A run fans out one Celery task per active template (a group) with a chord that closes the
+run once every task has stored its result. Tasks never raise: a template that breaks the
+analyzer gets an error row, so the chord always fires.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import partial
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from lab.analyses.models import Analysis, options_key
+from lab.corpus import engine
+from lab.corpus.diffs import diff_runs
+from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
+
+log = logging.getLogger(__name__)
+
+
+def start_run(trigger: str = "command") -> CorpusRun:
+    """Create a run over every active template and launch it once the row is committed."""
+    run = CorpusRun.objects.create(
+        analyzer_version=engine.analyzer_version(),
+        trigger=trigger,
+        total=CorpusTemplate.objects.filter(active=True).count(),
+    )
+    transaction.on_commit(partial(launch, run.pk))
+    return run
+
+
+def launch(run_id: int) -> None:
+    """Queue one task per active template, and the chord callback that closes the run."""
+    from celery import chord
+
+    from lab.corpus.tasks import close_run_task, evaluate_entry_task
+
+    entries = list(CorpusTemplate.objects.filter(active=True).values_list("pk", flat=True))
+    if not entries:
+        close_run(run_id)
+        return
+    header = [evaluate_entry_task.si(run_id, entry) for entry in entries]
+    chord(header)(close_run_task.si(run_id))
+
+
+def mark_running(run_id: int) -> None:
+    """Record when the first task of a run started."""
+    CorpusRun.objects.filter(pk=run_id, status=CorpusRun.Status.QUEUED).update(
+        status=CorpusRun.Status.RUNNING, started_at=timezone.now())
+
+
+def evaluate_entry(run_id: int, entry_id: int) -> CorpusResult | None:
+    """Evaluate one template for a run and store its row (once: redelivery finds it stored)."""
+    entry = CorpusTemplate.objects.select_related("template").filter(pk=entry_id).first()
+    if entry is None or not CorpusRun.objects.filter(pk=run_id).exists():
+        return None
+    mark_running(run_id)
+    existing = CorpusResult.objects.filter(run_id=run_id, entry=entry).first()
+    if existing is not None:
+        return existing
+    try:
+        return store(run_id, entry, evaluated_fields(entry))
+    except IntegrityError:  # a redelivered task stored it a moment ago
+        return CorpusResult.objects.filter(run_id=run_id, entry=entry).first()
+
+
+def failed_fields(message: str) -> dict[str, object]:
+    """The row of a template that could not be evaluated."""
+    return {"status": CorpusResult.Status.ERROR, "error": message,
+            "analyzer_version": engine.analyzer_version()}
+
+
+def evaluated_fields(entry: CorpusTemplate) -> dict[str, object]:
+    """Analyse (or reuse the stored analysis), verify and run vectors; return the row's fields."""
+    try:
+        analysis = stored_analysis(entry)
+    except engine.AnalyzerError as exc:
+        return failed_fields(f"analysis failed: {exc}")
+    try:
+        evaluation = engine.evaluate(entry.template, analysis.result_json)
+    except Exception as exc:  # noqa: BLE001 - one broken template must not stop the run
+        log.exception("corpus: evaluating %s failed", entry.name)
+        return {**failed_fields(f"internal error ({type(exc).__name__}): {exc}"),
+                "analysis": analysis, "analysis_ms": analysis.duration_ms}
+    fields = vars(evaluation).copy()
+    fields["markers_json"] = markers_json(fields.pop("markers"))
+    return {**fields, "status": CorpusResult.Status.DONE, "analysis": analysis,
+            "analysis_ms": analysis.duration_ms, "analyzer_version": analysis.analyzer_version}
+
+
+def markers_json(markers: dict[str, str]) -> str:
+    """Store markers as sorted JSON so equal markers compare equal as text."""
+    return json.dumps(markers, sort_keys=True, ensure_ascii=False)
+
+
+def stored_analysis(entry: CorpusTemplate) -> Analysis:
+    """Return the template's finished analysis under this analyzer version, making it if none.
+
+    The lab's permalink /a/<id>/ then shows exactly what the run evaluated.
+    """
+    version = engine.analyzer_version()
+    found = Analysis.objects.filter(template=entry.template, analyzer_version=version,
+                                    options_key=options_key({}),
+                                    status=Analysis.Status.DONE).first()
+    if found is not None:
+        return found
+    started = timezone.now()
+    result_json, elapsed_ms = engine.analyze(entry.template)
+    return Analysis.objects.create(
+        template=entry.template, analyzer_version=version, options={},
+        options_key=options_key({}), status=Analysis.Status.DONE, result_json=result_json,
+        created_at=started, started_at=started, finished_at=timezone.now(),
+        duration_ms=elapsed_ms)
+
+
+def store(run_id: int, entry: CorpusTemplate, fields: dict[str, object]) -> CorpusResult:
+    """Save one result row."""
+    return CorpusResult.objects.create(run_id=run_id, entry=entry, name=entry.name,
+                                       template_sha256=entry.template.sha256, **fields)
+
+
+def close_run(run_id: int) -> CorpusRun | None:
+    """Mark a run done and record its comparison with the previous finished run."""
+    run = CorpusRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return None
+    counts = run.results.aggregate(
+        round_trip_failed=Count("pk", filter=Q(round_trip="fail")),
+        grammar_failed=Count("pk", filter=Q(grammar="fail")),
+        errors=Count("pk", filter=Q(status=CorpusResult.Status.ERROR)),
+    )
+    for field, value in counts.items():
+        setattr(run, field, value)
+    run.baseline = previous_run(run)
+    if run.baseline is not None:
+        diff = diff_runs(run.baseline, run)
+        run.regressions, run.improvements = len(diff.regressions), len(diff.improvements)
+        run.changed = len(diff.templates)
+    run.status = CorpusRun.Status.DONE
+    run.started_at = run.started_at or timezone.now()
+    run.finished_at = timezone.now()
+    run.save()
+    return run
+
+
+def previous_run(run: CorpusRun) -> CorpusRun | None:
+    """The latest finished run created before this one."""
+    return (CorpusRun.objects.filter(status=CorpusRun.Status.DONE, pk__lt=run.pk)
+            .order_by("-pk").first())
+
+
+def evaluate_failure(run_id: int, entry_id: int, message: str) -> None:
+    """Store an error row for a template whose task was stopped (time limit)."""
+    entry = CorpusTemplate.objects.select_related("template").filter(pk=entry_id).first()
+    if entry is None or CorpusResult.objects.filter(run_id=run_id, entry=entry).exists():
+        return
+    try:
+        store(run_id, entry, failed_fields(message))
+    except IntegrityError:
+        pass
