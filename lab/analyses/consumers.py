@@ -68,6 +68,8 @@ class LiveParseConsumer(JsonWebsocketConsumer):
     def _restart(self, text: str) -> None:
         self.parser = parsing.open_stream(self.result_json, self.options)
         if self.parser is None:
-            self.send_json(UnavailableMessage(type="unavailable", reason=parsing.STREAM_NOT_YET))
+            self.send_json(
+                UnavailableMessage(type="unavailable", reason=parsing.STREAM_UNAVAILABLE)
+            )
             return
         self.send_json(state_message(self.parser.feed(text)))

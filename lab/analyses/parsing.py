@@ -1,8 +1,7 @@
 """The lab's only door into the analyzer for parsers, grammars and streaming.
 
-The parser generator and the streaming parser land in `analyzer/` separately; until they do,
-`generate` and `open_stream` report that they are unavailable and the page says so. Everything
-else in the lab (views, consumer, templates) talks to this module only.
+Views, the websocket consumer and page templates talk to this module only; it turns the stored
+analysis JSON and the page's request options into the analyzer's parser, grammar and stream.
 """
 
 from __future__ import annotations
@@ -12,7 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from analyzer.canonical import analysis_from_json
 from analyzer.errors import AnalyzerError
+from analyzer.gbnf import build_tool_grammar
+from analyzer.generator import generate_parser
+from analyzer.options import ParseOptions
 
 ReasoningFormat = Literal["auto", "none"]
 
@@ -62,6 +65,8 @@ class GeneratedParser:
     gbnf: str = ""
     triggers: tuple[str, ...] = ()
     preserved_tokens: tuple[str, ...] = ()
+    handler: str = ""
+    lazy: bool = False  # the grammar applies only from the first trigger on
     problem: str = ""  # why nothing could be generated
 
 
@@ -148,12 +153,7 @@ class LiveParser:
         )
 
 
-NOT_YET = (
-    "The parser generator has not landed in the analyzer yet; this panel fills in once it does."
-)
-STREAM_NOT_YET = (
-    "The streaming parser has not landed in the analyzer yet; live parsing starts once it does."
-)
+STREAM_UNAVAILABLE = "No parser can be generated for this analysis, so nothing can be streamed."
 
 
 def options_from_result(result: dict[str, Any]) -> ParserOptions:
@@ -187,20 +187,57 @@ def _probe_tools(result: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+SAMPLE_PREFERENCE = ("T1", "R1")  # a tool call if the template has them, else reasoning
+PLAIN_SAMPLE = "Hello! How can I help you today?"
+
+
 def sample_output(result: dict[str, Any]) -> str:
     """Return a model output rendered by the template itself: its tool call, if it has one."""
-    for comparison in result.get("comparisons") or []:
-        diff = comparison.get("diff") or {}
-        if comparison.get("id") == "T1" and diff.get("right"):
-            return str(diff["right"])
-    return ""
+    added = {
+        comparison.get("id"): str((comparison.get("diff") or {}).get("right") or "")
+        for comparison in result.get("comparisons") or []
+    }
+    return next((added[cid] for cid in SAMPLE_PREFERENCE if added.get(cid)), PLAIN_SAMPLE)
 
 
 def generate(result_json: str, options: ParserOptions) -> GeneratedParser:
-    """Generate the parser and grammar for an analysis under the given options."""
-    return GeneratedParser(available=False, problem=NOT_YET)
+    """Generate the parser (PEG rules) and the GBNF grammar for an analysis under options."""
+    try:
+        analysis = analysis_from_json(result_json)
+        parser = generate_parser(analysis, _parse_options(options))
+        grammar = build_tool_grammar(
+            analysis,
+            options.tools,
+            parallel_tool_calls=options.parallel_tool_calls,
+            enable_thinking=options.enable_thinking,
+            generation_prompt=parser.generation_prompt,
+        )
+    except AnalyzerError as exc:
+        return GeneratedParser(available=False, problem=str(exc))
+    return GeneratedParser(
+        available=True,
+        peg=parser.dump(),
+        gbnf=grammar.grammar,
+        triggers=tuple(f"{t.kind.value}: {t.value}" for t in grammar.triggers),
+        preserved_tokens=grammar.preserved_tokens,
+        handler=parser.handler,
+        lazy=grammar.lazy,
+    )
 
 
 def open_stream(result_json: str, options: ParserOptions) -> LiveParser | None:
-    """Start a streaming parse for an analysis, or None while no streaming parser exists."""
-    return None
+    """Start a streaming parse for an analysis, or None when no parser can be generated."""
+    try:
+        parser = generate_parser(analysis_from_json(result_json), _parse_options(options))
+    except AnalyzerError:
+        return None
+    return LiveParser(parser.stream)
+
+
+def _parse_options(options: ParserOptions) -> ParseOptions:
+    return ParseOptions.make(
+        tools=options.tools,
+        enable_thinking=options.enable_thinking,
+        reasoning_format=options.reasoning_format,
+        parallel_tool_calls=options.parallel_tool_calls,
+    )

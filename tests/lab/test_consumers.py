@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from lab.analyses import engine, intake
+from lab.analyses import engine, intake, parsing
 from lab.analyses.models import Analysis
 from lab.analyses.routing import websocket_urlpatterns
 from lab.analyses.tasks import run_analysis
@@ -77,8 +78,37 @@ def test_an_unknown_message_type_gets_an_error_reply(done_analysis: Analysis) ->
     assert replies[-1] == {"type": "error", "message": "unknown message type 'shout'"}
 
 
-def test_every_reply_is_a_typed_message(done_analysis: Analysis) -> None:
+def test_text_streamed_in_chunks_comes_back_parsed(done_analysis: Analysis) -> None:
+    sample = parsing.sample_output(done_analysis.result or {})
+    chunks = [sample[at : at + 5] for at in range(0, len(sample), 5)]
+    messages = [{"type": "append", "chunk": chunk} for chunk in chunks] + [{"type": "finish"}]
     path = f"/ws/a/{done_analysis.pk}/live/"
-    messages = [{"type": "reset", "text": "Hello"}, {"type": "finish"}]
-    replies = run_in_thread(lambda: _exchange(path, messages, replies=1))
-    assert {reply["type"] for reply in replies} <= {"state", "unavailable"}
+    replies = run_in_thread(lambda: _exchange(path, messages, replies=len(messages)))
+    assert {reply["type"] for reply in replies} == {"state"}
+    final = replies[-1]
+    [call] = final["tool_calls"]
+    expected = json.loads(sample.removeprefix("<tool_call>").removesuffix("</tool_call>"))
+    assert call["name"] == expected["name"]
+    assert json.loads(call["arguments"]) == expected["arguments"]
+    assert final["problem"] is None and final["delta_count"] > 0
+
+
+def test_a_reset_replaces_the_text_and_options_restart_the_parse(done_analysis: Analysis) -> None:
+    path = f"/ws/a/{done_analysis.pk}/live/"
+    messages = [
+        {"type": "append", "chunk": "<think>plan</think>Hi"},
+        {"type": "reset", "text": "Bye"},
+        {"type": "finish"},
+        {
+            "type": "options",
+            "options": {"reasoning_format": "none"},
+            "text": "<think>plan</think>Hi",
+        },
+        {"type": "finish"},
+    ]
+    replies = run_in_thread(lambda: _exchange(path, messages, replies=len(messages)))
+    after_reset, kept_reasoning = replies[3], replies[5]
+    assert (after_reset["content"], after_reset["reasoning"]) == ("Bye", "")
+    # reasoning_format "none" leaves the reasoning in the content.
+    assert kept_reasoning["reasoning"] == ""
+    assert "<think>plan</think>" in kept_reasoning["content"]

@@ -1,0 +1,92 @@
+"""The lab's seam to the parser generator: options, parser and grammar, live streaming."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import analyzer
+from lab.analyses import engine, parsing
+
+
+def _analysis_json(corpus: Path, name: str) -> str:
+    source = (corpus / f"{name}.jinja").read_text()
+    return analyzer.analysis_to_json(analyzer.analyze(engine.load_pasted(source)))
+
+
+@pytest.fixture(scope="module")
+def qwen3(corpus_templates: Path) -> str:
+    return _analysis_json(corpus_templates, "Qwen-Qwen3-0.6B")
+
+
+def test_default_options_use_the_tools_the_template_was_rendered_with(qwen3: str) -> None:
+    result = json.loads(qwen3)
+    names = [tool["function"]["name"] for tool in parsing.options_from_result(result).tools]
+    assert names and all(isinstance(name, str) and name for name in names)
+    assert names[0] in parsing.sample_output(result)
+
+
+def test_the_sample_is_the_templates_own_tool_call(qwen3: str) -> None:
+    sample = parsing.sample_output(json.loads(qwen3))
+    # Qwen3 wraps each call in <tool_call>...</tool_call> (read off the template source).
+    assert sample.startswith("<tool_call>") and sample.rstrip().endswith("</tool_call>")
+
+
+def test_a_template_without_tools_or_reasoning_gets_a_plain_sample(corpus_templates: Path) -> None:
+    result = json.loads(_analysis_json(corpus_templates, "google-gemma-2-2b-it"))
+    assert parsing.sample_output(result) == parsing.PLAIN_SAMPLE
+
+
+def test_generate_gives_peg_rules_and_a_grammar_triggered_by_the_call_marker(qwen3: str) -> None:
+    generated = parsing.generate(qwen3, parsing.options_from_result(json.loads(qwen3)))
+    assert generated.available, generated.problem
+    assert generated.peg.strip() and generated.gbnf.strip()
+    assert any("<tool_call>" in trigger for trigger in generated.triggers)
+    assert "<tool_call>" in generated.preserved_tokens
+
+
+def test_generate_reports_bad_tools_instead_of_raising(qwen3: str) -> None:
+    options = parsing.ParserOptions(tools=[{"type": "function", "function": "not an object"}])
+    generated = parsing.generate(qwen3, options)
+    assert not generated.available
+    assert generated.problem
+
+
+def test_streaming_the_sample_in_small_chunks_yields_its_tool_call(qwen3: str) -> None:
+    result = json.loads(qwen3)
+    live = parsing.open_stream(qwen3, parsing.options_from_result(result))
+    assert live is not None
+    sample = parsing.sample_output(result)
+    for at in range(0, len(sample), 3):
+        live.feed(sample[at : at + 3])
+    state = live.finish()
+    assert state.problem is None
+    [call] = state.tool_calls
+    expected = json.loads(sample.removeprefix("<tool_call>").removesuffix("</tool_call>"))
+    assert call.name == expected["name"]
+    assert json.loads(call.arguments) == expected["arguments"]
+
+
+def test_typing_after_finish_restarts_over_the_whole_text(qwen3: str) -> None:
+    live = parsing.open_stream(qwen3, parsing.ParserOptions())
+    assert live is not None
+    live.feed("Hello")
+    assert live.finish().content == "Hello"
+    assert live.feed(" world").content.startswith("Hello")
+    assert live.finish().content == "Hello world"
+
+
+def test_options_from_the_page_keep_the_base_for_malformed_fields() -> None:
+    base = parsing.ParserOptions(tools=[{"type": "function"}], enable_thinking=True)
+    sent: dict[str, Any] = {
+        "tools": "oops",
+        "enable_thinking": "maybe",
+        "reasoning_format": "none",
+        "parallel_tool_calls": True,
+    }
+    options = parsing.options_from_dict(sent, base)
+    assert options.tools == base.tools and options.enable_thinking is True
+    assert (options.reasoning_format, options.parallel_tool_calls) == ("none", True)
