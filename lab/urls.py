@@ -6,4 +6,5 @@ from django.urls import include, path
 
 urlpatterns = [
     path("", include("lab.analyses.urls")),
+    path("corpus/", include("lab.corpus.urls")),
 ]

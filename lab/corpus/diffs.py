@@ -71,7 +71,7 @@ class RunDiff:
 
 def summaries(run: CorpusRun) -> dict[int, Row]:
     """Read a run's summary columns (one query), keyed by corpus entry."""
-    rows = CorpusResult.objects.filter(run=run).values("entry_id", *SUMMARY_FIELDS)
+    rows = CorpusResult.objects.filter(run=run).values("id", "entry_id", *SUMMARY_FIELDS)
     return {row["entry_id"]: row for row in rows}
 
 

@@ -1,0 +1,133 @@
+"""Corpus pages: the dashboard of a run, the run history, a diff of two runs, one result.
+
+htmx polls the dashboard's status partial while a run is in progress; when the run closes,
+the page reloads to show the final table. Each page has a JSON twin under /corpus/api/.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from lab.corpus import payloads, queries, runs
+from lab.corpus.diffs import RunDiff, diff_runs
+from lab.corpus.models import CorpusResult, CorpusRun
+
+
+def dashboard_context(request: HttpRequest, run: CorpusRun | None) -> dict[str, Any]:
+    """Everything the dashboard shows for a run (a constant number of queries)."""
+    context: dict[str, Any] = {"run": run, "latest": queries.latest_run()}
+    if run is None:
+        return context
+    filters = queries.Filters.from_query(request.GET)
+    context.update(
+        filters=filters,
+        page=queries.page_of(queries.filtered_rows(run, filters), request.GET.get("page")),
+        completed=queries.completed(run),
+        formats=queries.choices(run, "tool_format"),
+        reasoning_modes=queries.choices(run, "reasoning_mode"),
+        verdicts=queries.VERDICTS,
+    )
+    return context
+
+
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """Show the newest run."""
+    context = dashboard_context(request, queries.latest_run())
+    return render(request, "corpus/dashboard.html", context)
+
+
+@require_GET
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show one run."""
+    run = get_object_or_404(CorpusRun, pk=pk)
+    return render(request, "corpus/dashboard.html", dashboard_context(request, run))
+
+
+@require_GET
+def run_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    """The status partial htmx polls; reload the page once the run it watched has closed."""
+    run = get_object_or_404(CorpusRun, pk=pk)
+    if request.GET.get("watching") and not run.is_pending:
+        return HttpResponseClientRefresh()
+    context = {"run": run, "completed": queries.completed(run)}
+    return render(request, "corpus/dashboard.html#run-status", context)
+
+
+@require_POST
+def start_run(request: HttpRequest) -> HttpResponse:
+    """Start a run over every active template (the dashboard's button)."""
+    with transaction.atomic():
+        run = runs.start_run("dashboard")
+    return redirect(run)
+
+
+@require_GET
+def run_history(request: HttpRequest) -> HttpResponse:
+    """List runs, newest first, with their verdicts."""
+    page = queries.page_of(CorpusRun.objects.order_by("-pk"), request.GET.get("page"), 25)
+    return render(request, "corpus/runs.html", {"page": page})
+
+
+def runs_to_compare(request: HttpRequest) -> tuple[CorpusRun, CorpusRun]:
+    """Read ?base=&head= (head defaults to the newest run, base to head's baseline)."""
+    try:
+        head_id = int(request.GET.get("head") or 0)
+        base_id = int(request.GET.get("base") or 0)
+    except ValueError as exc:
+        raise Http404("base and head must be run numbers") from exc
+    head = get_object_or_404(CorpusRun, pk=head_id) if head_id else queries.latest_run()
+    if head is None:
+        raise Http404("there is no run yet")
+    base = get_object_or_404(CorpusRun, pk=base_id) if base_id else head.baseline
+    if base is None:
+        raise Http404(f"run {head.pk} has no earlier finished run to compare with")
+    return base, head
+
+
+@require_GET
+def diff_view(request: HttpRequest) -> HttpResponse:
+    """Show what changed between two runs, regressions first."""
+    diff: RunDiff = diff_runs(*runs_to_compare(request))
+    context = {"diff": diff, "page": queries.page_of(list(diff.templates), request.GET.get("page")),
+               "diff_query": f"base={diff.base.pk}&head={diff.head.pk}"}
+    return render(request, "corpus/diff.html", context)
+
+
+@require_GET
+def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show one template's result in a run, with every verification case."""
+    result = get_object_or_404(CorpusResult.objects.select_related("run"), pk=pk)
+    verification = json.loads(result.verification_json) if result.verification_json else None
+    context = {"result": result, "verification": verification,
+               "markers": sorted(result.markers.items())}
+    return render(request, "corpus/result.html", context)
+
+
+@require_GET
+def api_run(request: HttpRequest, pk: int) -> JsonResponse:
+    """Return a run and all its rows as JSON."""
+    return JsonResponse(payloads.run_payload(get_object_or_404(CorpusRun, pk=pk), request))
+
+
+@require_GET
+def api_latest_run(request: HttpRequest) -> JsonResponse:
+    """Return the newest finished run as JSON."""
+    run = CorpusRun.objects.filter(status=CorpusRun.Status.DONE).order_by("-pk").first()
+    if run is None:
+        raise Http404("no finished run yet")
+    return JsonResponse(payloads.run_payload(run, request))
+
+
+@require_GET
+def api_diff(request: HttpRequest) -> JsonResponse:
+    """Return the diff of two runs as JSON ("worse": true when any template got worse)."""
+    diff = diff_runs(*runs_to_compare(request))
+    return JsonResponse(payloads.diff_payload(diff, request))
