@@ -127,6 +127,7 @@ USE_TZ = True
 # Template Lab's own settings.
 LAB_MAX_TEMPLATE_BYTES = int(os.environ.get("LAB_MAX_TEMPLATE_BYTES", 1_000_000))
 LAB_HUB_TIMEOUT = float(os.environ.get("LAB_HUB_TIMEOUT", 15))
+LAB_HUB_CACHE_DIR = os.environ.get("LAB_HUB_CACHE_DIR") or None  # None: huggingface_hub's own
 LAB_ANALYSIS_TIME_LIMIT = int(os.environ.get("LAB_ANALYSIS_TIME_LIMIT", 120))
 
 FILE_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_TEMPLATE_BYTES + 1

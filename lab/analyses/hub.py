@@ -95,7 +95,7 @@ def _download(repo_id: str, commit: str, filename: str) -> bytes:
             revision=commit,
             endpoint=endpoint(),
             etag_timeout=settings.LAB_HUB_TIMEOUT,
-            cache_dir=getattr(settings, "LAB_HUB_CACHE_DIR", None),
+            cache_dir=settings.LAB_HUB_CACHE_DIR,
         )
     return Path(str(path)).read_bytes()
 

@@ -41,7 +41,9 @@ class Template(models.Model):
     @property
     def display_name(self) -> str:
         origin = self.origins.order_by("created_at").first()
-        return origin.label if origin else self.short_sha
+        if origin is None or origin.kind == TemplateOrigin.Kind.PASTE:
+            return f"template {self.short_sha}"
+        return origin.label
 
 
 class TemplateOrigin(models.Model):
@@ -75,9 +77,12 @@ class TemplateOrigin(models.Model):
     @property
     def label(self) -> str:
         if self.kind == self.Kind.HUB:
-            name = f" [{self.template_name}]" if self.template_name else ""
+            name = f" [{self.template_name}]" if self.template_name not in ("", "default") else ""
             return f"{self.repo_id}@{self.commit_sha[:10]}{name}"
-        return self.filename or self.get_kind_display()
+        if self.kind == self.Kind.PASTE:
+            return "pasted"
+        name = f" [{self.template_name}]" if self.template_name not in ("", "default") else ""
+        return (self.filename or self.get_kind_display()) + name
 
 
 class Analysis(models.Model):

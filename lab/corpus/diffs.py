@@ -93,35 +93,53 @@ def diff_runs(base: CorpusRun, head: CorpusRun) -> RunDiff:
 def compare(old: Row | None, new: Row | None) -> tuple[FieldChange, ...]:
     """List the fields that differ between two summaries of one template."""
     if old is None or new is None:
-        return (FieldChange("template", "present" if old else "absent",
-                            "present" if new else "absent"),)
-    changes = [*status_change(old, new), *mode_changes(old, new), *source_change(old, new),
-               *verdict_changes(old, new), *vector_change(old, new), *marker_changes(old, new)]
+        return (
+            FieldChange("template", "present" if old else "absent", "present" if new else "absent"),
+        )
+    changes = [
+        *status_change(old, new),
+        *mode_changes(old, new),
+        *source_change(old, new),
+        *verdict_changes(old, new),
+        *vector_change(old, new),
+        *marker_changes(old, new),
+    ]
     return tuple(changes)
 
 
 def status_change(old: Row, new: Row) -> Iterable[FieldChange]:
     if old["status"] != new["status"]:
-        yield FieldChange("status", old["status"], new["status"],
-                          worse=new["status"] == CorpusResult.Status.ERROR,
-                          better=old["status"] == CorpusResult.Status.ERROR)
+        yield FieldChange(
+            "status",
+            old["status"],
+            new["status"],
+            worse=new["status"] == CorpusResult.Status.ERROR,
+            better=old["status"] == CorpusResult.Status.ERROR,
+        )
 
 
 def mode_changes(old: Row, new: Row) -> Iterable[FieldChange]:
     for field in MODE_FIELDS:
         if old[field] != new[field]:
             # Losing the tool-call format means the template's calls are no longer parsed.
-            lost = field == "tool_format" and old[field] not in ("", "NONE") and \
-                new[field] in ("", "NONE")
-            gained = field == "tool_format" and old[field] in ("", "NONE") and \
-                new[field] not in ("", "NONE")
+            lost = (
+                field == "tool_format"
+                and old[field] not in ("", "NONE")
+                and new[field] in ("", "NONE")
+            )
+            gained = (
+                field == "tool_format"
+                and old[field] in ("", "NONE")
+                and new[field] not in ("", "NONE")
+            )
             yield FieldChange(field, old[field], new[field], worse=lost, better=gained)
 
 
 def source_change(old: Row, new: Row) -> Iterable[FieldChange]:
     if old["template_sha256"] != new["template_sha256"]:
-        yield FieldChange("template source", old["template_sha256"][:12],
-                          new["template_sha256"][:12])
+        yield FieldChange(
+            "template source", old["template_sha256"][:12], new["template_sha256"][:12]
+        )
 
 
 def verdict_text(row: Row, field: str) -> str:
@@ -137,11 +155,17 @@ def verdict_changes(old: Row, new: Row) -> Iterable[FieldChange]:
         before, after = VERDICT_RANK[old[field]], VERDICT_RANK[new[field]]
         more_failures = field == "round_trip" and new["cases_failed"] > old["cases_failed"]
         fewer_failures = field == "round_trip" and new["cases_failed"] < old["cases_failed"]
-        if old[field] != new[field] or (field == "round_trip" and (
-                more_failures or fewer_failures or old["failed_cases"] != new["failed_cases"])):
-            yield FieldChange(field, verdict_text(old, field), verdict_text(new, field),
-                              worse=after < before or (after == before and more_failures),
-                              better=after > before or (after == before and fewer_failures))
+        if old[field] != new[field] or (
+            field == "round_trip"
+            and (more_failures or fewer_failures or old["failed_cases"] != new["failed_cases"])
+        ):
+            yield FieldChange(
+                field,
+                verdict_text(old, field),
+                verdict_text(new, field),
+                worse=after < before or (after == before and more_failures),
+                better=after > before or (after == before and fewer_failures),
+            )
 
 
 def vector_rate(row: Row) -> float | None:
@@ -149,15 +173,21 @@ def vector_rate(row: Row) -> float | None:
 
 
 def vector_change(old: Row, new: Row) -> Iterable[FieldChange]:
-    if (old["vectors_passed"], old["vectors_total"]) == (new["vectors_passed"],
-                                                         new["vectors_total"]):
+    if (old["vectors_passed"], old["vectors_total"]) == (
+        new["vectors_passed"],
+        new["vectors_total"],
+    ):
         return
     before, after = vector_rate(old), vector_rate(new)
     worse = before is not None and (after is None or after < before)
     better = after is not None and (before is None or after > before)
-    yield FieldChange("vectors", f"{old['vectors_passed']}/{old['vectors_total']}",
-                      f"{new['vectors_passed']}/{new['vectors_total']}", worse=worse,
-                      better=better)
+    yield FieldChange(
+        "vectors",
+        f"{old['vectors_passed']}/{old['vectors_total']}",
+        f"{new['vectors_passed']}/{new['vectors_total']}",
+        worse=worse,
+        better=better,
+    )
 
 
 def marker_changes(old: Row, new: Row) -> Iterable[FieldChange]:

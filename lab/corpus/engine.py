@@ -91,10 +91,17 @@ def evaluate(template: Template, analysis_json: str) -> Evaluation:
 def case_counts(verification: Verification) -> dict[str, Any]:
     """Count passed and failed cases; name the failed ones."""
     failed = [c.case for c in verification.failures]
-    passed = [c for c in verification.cases
-              if c.outcome == Outcome.PASS and c.grammar.outcome != Outcome.FAIL]
-    return {"cases_passed": len(passed), "cases_failed": len(failed),
-            "cases_total": len(verification.cases), "failed_cases": ",".join(failed)[:300]}
+    passed = [
+        c
+        for c in verification.cases
+        if c.outcome == Outcome.PASS and c.grammar.outcome != Outcome.FAIL
+    ]
+    return {
+        "cases_passed": len(passed),
+        "cases_failed": len(failed),
+        "cases_total": len(verification.cases),
+        "failed_cases": ",".join(failed)[:300],
+    }
 
 
 def markers_of(analysis_json: str) -> dict[str, str]:
@@ -119,10 +126,10 @@ def _flatten(node: Mapping[str, Any], prefix: str, found: dict[str, str]) -> Non
 
 # --- parse vectors -------------------------------------------------------------------------
 
+
 def vectors_file() -> Path:
     """Where the parse vectors are: LAB_CORPUS_VECTORS, else the shared corpus beside the repo."""
-    configured = os.environ.get("LAB_CORPUS_VECTORS") or getattr(
-        settings, "LAB_CORPUS_VECTORS", "")
+    configured = os.environ.get("LAB_CORPUS_VECTORS") or getattr(settings, "LAB_CORPUS_VECTORS", "")
     if configured:
         return Path(configured)
     shared = Path(settings.BASE_DIR) / ".." / "shared" / "corpus" / "vectors"

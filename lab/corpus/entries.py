@@ -28,13 +28,20 @@ class Report:
 
     def describe(self) -> str:
         """Summarize in one line, then one line per problem."""
-        lines = [f"{len(self.added)} added, {len(self.updated)} updated, "
-                 f"{len(self.unchanged)} unchanged, {len(self.problems)} problem(s)"]
+        lines = [
+            f"{len(self.added)} added, {len(self.updated)} updated, "
+            f"{len(self.unchanged)} unchanged, {len(self.problems)} problem(s)"
+        ]
         return "\n".join(lines + [f"  {problem}" for problem in self.problems])
 
 
-def save_entry(name: str, loaded: analyses_engine.TemplateSource, origin: dict[str, str],
-               report: Report, **fields: Any) -> CorpusTemplate:
+def save_entry(
+    name: str,
+    loaded: analyses_engine.TemplateSource,
+    origin: dict[str, str],
+    report: Report,
+    **fields: Any,
+) -> CorpusTemplate:
     """Store the template and point the named corpus entry at it; note what changed."""
     template = intake.store_template(loaded)
     entry = CorpusTemplate.objects.filter(name=name).first()
@@ -51,8 +58,7 @@ def save_entry(name: str, loaded: analyses_engine.TemplateSource, origin: dict[s
 
 def entry_names(stem: str, loaded: list[analyses_engine.TemplateSource]) -> list[str]:
     """Name a file's templates: the stem for the default one, stem[name] for the others."""
-    return [stem if index == 0 else f"{stem}[{source.name}]"
-            for index, source in enumerate(loaded)]
+    return [stem if index == 0 else f"{stem}[{source.name}]" for index, source in enumerate(loaded)]
 
 
 def import_directory(folder: Path) -> Report:
@@ -65,9 +71,19 @@ def import_directory(folder: Path) -> Report:
         except analyses_engine.AnalyzerError as exc:
             report.problems.append(f"{path.name}: {exc}")
             continue
-        origin = {"kind": TemplateOrigin.Kind.IMPORT, "filename": path.name,
-                  "file_sha256": hashlib.sha256(data).hexdigest()}
+        origin = {
+            "kind": TemplateOrigin.Kind.IMPORT,
+            "filename": path.name,
+            "file_sha256": hashlib.sha256(data).hexdigest(),
+        }
         for name, source in zip(entry_names(path.stem, loaded), loaded, strict=True):
-            save_entry(name, source, origin, report, source=CorpusTemplate.Source.IMPORT,
-                       filename=path.name, template_name=source.name)
+            save_entry(
+                name,
+                source,
+                origin,
+                report,
+                source=CorpusTemplate.Source.IMPORT,
+                filename=path.name,
+                template_name=source.name,
+            )
     return report

@@ -64,11 +64,13 @@ def entry_from(item: Any, index: int, path: Path) -> ManifestEntry:
     allowed = set(ManifestEntry.__dataclass_fields__)
     where = f"{path}: template #{index + 1}"
     if not isinstance(item, dict) or not isinstance(item.get("repo"), str) or not item["repo"]:
-        raise ManifestError(f"{where}: expected a table with a repo = \"owner/name\"")
+        raise ManifestError(f'{where}: expected a table with a repo = "owner/name"')
     unknown = set(item) - allowed
     if unknown:
-        raise ManifestError(f"{where} ({item['repo']}): unknown key(s) {sorted(unknown)}; "
-                            f"expected some of {sorted(allowed)}")
+        raise ManifestError(
+            f"{where} ({item['repo']}): unknown key(s) {sorted(unknown)}; "
+            f"expected some of {sorted(allowed)}"
+        )
     return ManifestEntry(**{key: str(value) for key, value in item.items()})
 
 
@@ -77,8 +79,9 @@ def fetch(entry: ManifestEntry) -> hub.HubFile:
     if not entry.file:
         return hub.fetch_chat_template(entry.repo, entry.revision)
     api = HfApi(endpoint=hub.endpoint())
-    info = api.model_info(entry.repo, revision=entry.revision or None,
-                          timeout=settings.LAB_HUB_TIMEOUT)
+    info = api.model_info(
+        entry.repo, revision=entry.revision or None, timeout=settings.LAB_HUB_TIMEOUT
+    )
     commit = info.sha or ""
     data = download(entry.repo, commit, entry.file)
     siblings = {s.rfilename for s in info.siblings or []}
@@ -90,20 +93,25 @@ def fetch(entry: ManifestEntry) -> hub.HubFile:
 
 def download(repo: str, commit: str, filename: str) -> bytes:
     """Download one file of a repo at a commit (through the local cache)."""
-    path = hf_hub_download(repo, filename, revision=commit, endpoint=hub.endpoint(),
-                           etag_timeout=settings.LAB_HUB_TIMEOUT,
-                           cache_dir=getattr(settings, "LAB_HUB_CACHE_DIR", None))
+    path = hf_hub_download(
+        repo,
+        filename,
+        revision=commit,
+        endpoint=hub.endpoint(),
+        etag_timeout=settings.LAB_HUB_TIMEOUT,
+        cache_dir=getattr(settings, "LAB_HUB_CACHE_DIR", None),
+    )
     return Path(str(path)).read_bytes()
 
 
 def load(entry: ManifestEntry, fetched: hub.HubFile) -> analyses_engine.TemplateSource:
     """Read the fetched file's (named) template, with the repo's special tokens."""
-    loaded = analyses_engine.load_file(fetched.data, fetched.filename,
-                                       entry.template_name or None)
+    loaded = analyses_engine.load_file(fetched.data, fetched.filename, entry.template_name or None)
     if fetched.tokenizer_config:
         bos, eos = hub.special_tokens(fetched.tokenizer_config)
-        loaded = replace(loaded, bos_token=loaded.bos_token or bos,
-                         eos_token=loaded.eos_token or eos)
+        loaded = replace(
+            loaded, bos_token=loaded.bos_token or bos, eos_token=loaded.eos_token or eos
+        )
     return loaded
 
 
@@ -118,16 +126,34 @@ def sync_entry(entry: ManifestEntry, report: Report) -> dict[str, str] | None:
     except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many kinds; report, go on
         report.problems.append(f"{entry.entry_name}: {type(exc).__name__}: {first_line(exc)}")
         return None
-    origin = {"kind": TemplateOrigin.Kind.HUB, "repo_id": entry.repo,
-              "revision": entry.revision, "commit_sha": fetched.commit_sha,
-              "filename": fetched.filename}
-    save_entry(entry.entry_name, loaded, origin, report, source=CorpusTemplate.Source.HUB,
-               family=entry.family, repo_id=entry.repo, revision=entry.revision,
-               commit_sha=fetched.commit_sha, filename=fetched.filename,
-               template_name=entry.template_name)
-    return {"repo": entry.repo, "revision": entry.revision, "commit_sha": fetched.commit_sha,
-            "file": fetched.filename, "template_name": entry.template_name,
-            "template_sha256": loaded.sha256}
+    origin = {
+        "kind": TemplateOrigin.Kind.HUB,
+        "repo_id": entry.repo,
+        "revision": entry.revision,
+        "commit_sha": fetched.commit_sha,
+        "filename": fetched.filename,
+    }
+    save_entry(
+        entry.entry_name,
+        loaded,
+        origin,
+        report,
+        source=CorpusTemplate.Source.HUB,
+        family=entry.family,
+        repo_id=entry.repo,
+        revision=entry.revision,
+        commit_sha=fetched.commit_sha,
+        filename=fetched.filename,
+        template_name=entry.template_name,
+    )
+    return {
+        "repo": entry.repo,
+        "revision": entry.revision,
+        "commit_sha": fetched.commit_sha,
+        "file": fetched.filename,
+        "template_name": entry.template_name,
+        "template_sha256": loaded.sha256,
+    }
 
 
 def sync(entries: list[ManifestEntry], lock: Path | None = None) -> Report:
@@ -135,8 +161,9 @@ def sync(entries: list[ManifestEntry], lock: Path | None = None) -> Report:
     report = Report()
     locked = {entry.entry_name: sync_entry(entry, report) for entry in entries}
     names = [entry.entry_name for entry in entries]
-    CorpusTemplate.objects.filter(source=CorpusTemplate.Source.HUB).exclude(
-        name__in=names).update(active=False)
+    CorpusTemplate.objects.filter(source=CorpusTemplate.Source.HUB).exclude(name__in=names).update(
+        active=False
+    )
     if lock is not None:
         records = {name: record for name, record in locked.items() if record is not None}
         lock.write_text(json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8")

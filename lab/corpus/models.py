@@ -60,8 +60,9 @@ class CorpusRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Filled when the run closes (the chord's callback), compared with `baseline`.
-    baseline = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
-                                 related_name="+")
+    baseline = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     regressions = models.PositiveIntegerField(default=0)  # templates made worse
     improvements = models.PositiveIntegerField(default=0)
     changed = models.PositiveIntegerField(default=0)  # templates with any field changed
@@ -112,8 +113,9 @@ class CorpusResult(models.Model):
     entry = models.ForeignKey(CorpusTemplate, on_delete=models.CASCADE, related_name="results")
     name = models.CharField(max_length=300)  # the entry's name, copied for search and sort
     template_sha256 = models.CharField(max_length=64)
-    analysis = models.ForeignKey(Analysis, null=True, blank=True, on_delete=models.SET_NULL,
-                                 related_name="+")
+    analysis = models.ForeignKey(
+        Analysis, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     analyzer_version = models.CharField(max_length=100)
     status = models.CharField(max_length=10, choices=Status.choices)
     error = models.TextField(blank=True)
@@ -168,8 +170,25 @@ class CorpusResult(models.Model):
 
 # The columns that describe a result (what diffs and the JSON endpoint read).
 SUMMARY_FIELDS = (
-    "name", "template_sha256", "analysis_id", "analyzer_version", "status", "error",
-    "tool_format", "reasoning_mode", "content_mode", "key_markers", "markers_json",
-    "round_trip", "cases_passed", "cases_failed", "cases_total", "failed_cases", "grammar",
-    "vectors_total", "vectors_passed", "analysis_ms", "verify_ms",
+    "name",
+    "template_sha256",
+    "analysis_id",
+    "analyzer_version",
+    "status",
+    "error",
+    "tool_format",
+    "reasoning_mode",
+    "content_mode",
+    "key_markers",
+    "markers_json",
+    "round_trip",
+    "cases_passed",
+    "cases_failed",
+    "cases_total",
+    "failed_cases",
+    "grammar",
+    "vectors_total",
+    "vectors_passed",
+    "analysis_ms",
+    "verify_ms",
 )

@@ -42,9 +42,13 @@ def run_summary(run: CorpusRun, request: HttpRequest, completed: int) -> dict[st
         "improvements": run.improvements,
         "changed": run.changed,
         "worse": run.is_worse,
-        "diff_url": (request.build_absolute_uri(reverse("corpus-api-diff") +
-                                                f"?base={baseline}&head={run.pk}")
-                     if baseline else None),
+        "diff_url": (
+            request.build_absolute_uri(
+                reverse("corpus-api-diff") + f"?base={baseline}&head={run.pk}"
+            )
+            if baseline
+            else None
+        ),
     }
 
 
@@ -68,6 +72,7 @@ def run_payload(run: CorpusRun, request: HttpRequest) -> dict[str, Any]:
 
 def template_diff_payload(diff: TemplateDiff, request: HttpRequest) -> dict[str, Any]:
     """Describe one changed template: its changes and both analyses' links."""
+
     def link(row: Mapping[str, Any] | None) -> str | None:
         if row is None or not row["analysis_id"]:
             return None

@@ -17,10 +17,27 @@ from lab.corpus.models import CorpusResult, CorpusRun
 PAGE_SIZE = 50
 # What a dashboard row shows; the big text columns (verification JSON) stay in the database.
 ROW_FIELDS = (
-    "id", "run_id", "name", "template_sha256", "analysis_id", "status", "error", "tool_format",
-    "reasoning_mode", "content_mode", "key_markers", "round_trip", "cases_passed",
-    "cases_failed", "cases_total", "failed_cases", "grammar", "vectors_total", "vectors_passed",
-    "analysis_ms", "verify_ms",
+    "id",
+    "run_id",
+    "name",
+    "template_sha256",
+    "analysis_id",
+    "status",
+    "error",
+    "tool_format",
+    "reasoning_mode",
+    "content_mode",
+    "key_markers",
+    "round_trip",
+    "cases_passed",
+    "cases_failed",
+    "cases_total",
+    "failed_cases",
+    "grammar",
+    "vectors_total",
+    "vectors_passed",
+    "analysis_ms",
+    "verify_ms",
 )
 FILTERS = ("format", "reasoning", "round_trip", "grammar", "status")
 VERDICTS = ("pass", "fail", "skip")
@@ -60,18 +77,23 @@ def latest_run() -> CorpusRun | None:
 def filtered_rows(run: CorpusRun, filters: Filters) -> QuerySet[CorpusResult]:
     """A run's result rows narrowed by the filters, sorted by name."""
     rows = CorpusResult.objects.filter(run=run).only(*ROW_FIELDS).order_by("name")
-    columns = {"format": "tool_format", "reasoning": "reasoning_mode",
-               "round_trip": "round_trip", "grammar": "grammar", "status": "status"}
-    narrowed = {columns[name]: getattr(filters, name) for name in FILTERS
-                if getattr(filters, name)}
+    columns = {
+        "format": "tool_format",
+        "reasoning": "reasoning_mode",
+        "round_trip": "round_trip",
+        "grammar": "grammar",
+        "status": "status",
+    }
+    narrowed = {columns[name]: getattr(filters, name) for name in FILTERS if getattr(filters, name)}
     rows = rows.filter(**narrowed)
     if filters.q:
         rows = rows.filter(name__icontains=filters.q)
     return rows
 
 
-def page_of(rows: QuerySet[CorpusResult] | list[object], number: str | None,
-            size: int = PAGE_SIZE) -> Page[object]:
+def page_of(
+    rows: QuerySet[CorpusResult] | list[object], number: str | None, size: int = PAGE_SIZE
+) -> Page[object]:
     """The requested page (the last one when the number is past the end)."""
     return Paginator(rows, size).get_page(number)
 

@@ -51,7 +51,8 @@ def launch(run_id: int) -> None:
 def mark_running(run_id: int) -> None:
     """Record when the first task of a run started."""
     CorpusRun.objects.filter(pk=run_id, status=CorpusRun.Status.QUEUED).update(
-        status=CorpusRun.Status.RUNNING, started_at=timezone.now())
+        status=CorpusRun.Status.RUNNING, started_at=timezone.now()
+    )
 
 
 def evaluate_entry(run_id: int, entry_id: int) -> CorpusResult | None:
@@ -71,8 +72,11 @@ def evaluate_entry(run_id: int, entry_id: int) -> CorpusResult | None:
 
 def failed_fields(message: str) -> dict[str, object]:
     """The row of a template that could not be evaluated."""
-    return {"status": CorpusResult.Status.ERROR, "error": message,
-            "analyzer_version": engine.analyzer_version()}
+    return {
+        "status": CorpusResult.Status.ERROR,
+        "error": message,
+        "analyzer_version": engine.analyzer_version(),
+    }
 
 
 def evaluated_fields(entry: CorpusTemplate) -> dict[str, object]:
@@ -85,12 +89,20 @@ def evaluated_fields(entry: CorpusTemplate) -> dict[str, object]:
         evaluation = engine.evaluate(entry.template, analysis.result_json)
     except Exception as exc:  # noqa: BLE001 - one broken template must not stop the run
         log.exception("corpus: evaluating %s failed", entry.name)
-        return {**failed_fields(f"internal error ({type(exc).__name__}): {exc}"),
-                "analysis": analysis, "analysis_ms": analysis.duration_ms}
+        return {
+            **failed_fields(f"internal error ({type(exc).__name__}): {exc}"),
+            "analysis": analysis,
+            "analysis_ms": analysis.duration_ms,
+        }
     fields = vars(evaluation).copy()
     fields["markers_json"] = markers_json(fields.pop("markers"))
-    return {**fields, "status": CorpusResult.Status.DONE, "analysis": analysis,
-            "analysis_ms": analysis.duration_ms, "analyzer_version": analysis.analyzer_version}
+    return {
+        **fields,
+        "status": CorpusResult.Status.DONE,
+        "analysis": analysis,
+        "analysis_ms": analysis.duration_ms,
+        "analyzer_version": analysis.analyzer_version,
+    }
 
 
 def markers_json(markers: dict[str, str]) -> str:
@@ -104,24 +116,35 @@ def stored_analysis(entry: CorpusTemplate) -> Analysis:
     The lab's permalink /a/<id>/ then shows exactly what the run evaluated.
     """
     version = engine.analyzer_version()
-    found = Analysis.objects.filter(template=entry.template, analyzer_version=version,
-                                    options_key=options_key({}),
-                                    status=Analysis.Status.DONE).first()
+    found = Analysis.objects.filter(
+        template=entry.template,
+        analyzer_version=version,
+        options_key=options_key({}),
+        status=Analysis.Status.DONE,
+    ).first()
     if found is not None:
         return found
     started = timezone.now()
     result_json, elapsed_ms = engine.analyze(entry.template)
     return Analysis.objects.create(
-        template=entry.template, analyzer_version=version, options={},
-        options_key=options_key({}), status=Analysis.Status.DONE, result_json=result_json,
-        created_at=started, started_at=started, finished_at=timezone.now(),
-        duration_ms=elapsed_ms)
+        template=entry.template,
+        analyzer_version=version,
+        options={},
+        options_key=options_key({}),
+        status=Analysis.Status.DONE,
+        result_json=result_json,
+        created_at=started,
+        started_at=started,
+        finished_at=timezone.now(),
+        duration_ms=elapsed_ms,
+    )
 
 
 def store(run_id: int, entry: CorpusTemplate, fields: dict[str, object]) -> CorpusResult:
     """Save one result row."""
-    return CorpusResult.objects.create(run_id=run_id, entry=entry, name=entry.name,
-                                       template_sha256=entry.template.sha256, **fields)
+    return CorpusResult.objects.create(
+        run_id=run_id, entry=entry, name=entry.name, template_sha256=entry.template.sha256, **fields
+    )
 
 
 def close_run(run_id: int) -> CorpusRun | None:
@@ -150,8 +173,11 @@ def close_run(run_id: int) -> CorpusRun | None:
 
 def previous_run(run: CorpusRun) -> CorpusRun | None:
     """The latest finished run created before this one."""
-    return (CorpusRun.objects.filter(status=CorpusRun.Status.DONE, pk__lt=run.pk)
-            .order_by("-pk").first())
+    return (
+        CorpusRun.objects.filter(status=CorpusRun.Status.DONE, pk__lt=run.pk)
+        .order_by("-pk")
+        .first()
+    )
 
 
 def evaluate_failure(run_id: int, entry_id: int, message: str) -> None:

@@ -96,8 +96,11 @@ def runs_to_compare(request: HttpRequest) -> tuple[CorpusRun, CorpusRun]:
 def diff_view(request: HttpRequest) -> HttpResponse:
     """Show what changed between two runs, regressions first."""
     diff: RunDiff = diff_runs(*runs_to_compare(request))
-    context = {"diff": diff, "page": queries.page_of(list(diff.templates), request.GET.get("page")),
-               "diff_query": f"base={diff.base.pk}&head={diff.head.pk}"}
+    context = {
+        "diff": diff,
+        "page": queries.page_of(list(diff.templates), request.GET.get("page")),
+        "diff_query": f"base={diff.base.pk}&head={diff.head.pk}",
+    }
     return render(request, "corpus/diff.html", context)
 
 
@@ -106,8 +109,11 @@ def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show one template's result in a run, with every verification case."""
     result = get_object_or_404(CorpusResult.objects.select_related("run"), pk=pk)
     verification = json.loads(result.verification_json) if result.verification_json else None
-    context = {"result": result, "verification": verification,
-               "markers": sorted(result.markers.items())}
+    context = {
+        "result": result,
+        "verification": verification,
+        "markers": sorted(result.markers.items()),
+    }
     return render(request, "corpus/result.html", context)
 
 

@@ -20,16 +20,24 @@ class Command(BaseCommand):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         sync = actions.add_parser("sync", help="fetch the manifest's templates from the Hub")
         sync.add_argument("--manifest", type=Path, default=manifest.DEFAULT_MANIFEST)
-        sync.add_argument("--lock", type=Path, default=None,
-                          help="also write the resolved commits to this JSON file")
+        sync.add_argument(
+            "--lock",
+            type=Path,
+            default=None,
+            help="also write the resolved commits to this JSON file",
+        )
         folder = actions.add_parser("import", help="load a folder of template files")
         folder.add_argument("directory", type=Path)
         run = actions.add_parser("run", help="evaluate every active template (Celery workers)")
         run.add_argument("--wait", action="store_true", help="wait for the run to finish")
-        run.add_argument("--timeout", type=float, default=1800,
-                         help="seconds --wait waits (default 1800)")
-        run.add_argument("--fail-on-regression", action="store_true",
-                         help="with --wait: exit with status 1 if a template got worse")
+        run.add_argument(
+            "--timeout", type=float, default=1800, help="seconds --wait waits (default 1800)"
+        )
+        run.add_argument(
+            "--fail-on-regression",
+            action="store_true",
+            help="with --wait: exit with status 1 if a template got worse",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         handler = {"sync": self.sync, "import": self.import_, "run": self.run}
@@ -52,15 +60,16 @@ class Command(BaseCommand):
     def run(self, options: dict[str, Any]) -> None:
         with transaction.atomic():
             run = runs.start_run("command")
-        self.stdout.write(f"run {run.pk}: {run.total} template(s), analyzer "
-                          f"{run.analyzer_version}")
+        self.stdout.write(f"run {run.pk}: {run.total} template(s), analyzer {run.analyzer_version}")
         if not options["wait"]:
             return
         run = self.wait(run.pk, options["timeout"])
         self.stdout.write(describe(run))
         if options["fail_on_regression"] and run.is_worse:
-            raise CommandError(f"run {run.pk} made {run.regressions} template(s) worse "
-                               f"than run {run.baseline_id}", returncode=1)
+            raise CommandError(
+                f"run {run.pk} made {run.regressions} template(s) worse than run {run.baseline_id}",
+                returncode=1,
+            )
 
     def wait(self, run_id: int, timeout: float) -> CorpusRun:
         deadline = time.monotonic() + timeout
@@ -69,14 +78,21 @@ class Command(BaseCommand):
             if not run.is_pending:
                 return run
             time.sleep(1)
-        raise CommandError(f"run {run_id} did not finish within {timeout:g} s "
-                           "(are Celery workers running?)")
+        raise CommandError(
+            f"run {run_id} did not finish within {timeout:g} s (are Celery workers running?)"
+        )
 
 
 def describe(run: CorpusRun) -> str:
     """Summarize a finished run in one line."""
-    against = f"; against run {run.baseline_id}: {run.regressions} worse, " \
-              f"{run.improvements} better, {run.changed} changed" if run.baseline_id else ""
-    return (f"run {run.pk} {run.status}: {run.total} template(s), {run.errors} error(s), "
-            f"round trip failed for {run.round_trip_failed}, grammar failed for "
-            f"{run.grammar_failed}{against}")
+    against = (
+        f"; against run {run.baseline_id}: {run.regressions} worse, "
+        f"{run.improvements} better, {run.changed} changed"
+        if run.baseline_id
+        else ""
+    )
+    return (
+        f"run {run.pk} {run.status}: {run.total} template(s), {run.errors} error(s), "
+        f"round trip failed for {run.round_trip_failed}, grammar failed for "
+        f"{run.grammar_failed}{against}"
+    )

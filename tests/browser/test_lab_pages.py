@@ -1,0 +1,156 @@
+"""The lab in a real browser: paste, watch, read the pairs, parse live; Hub; escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+ANALYSIS_URL = re.compile(r"/a/\d+/$")
+
+
+@pytest.fixture
+def qwen3(corpus_templates: Path) -> str:
+    return (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+
+
+def paste_and_wait(page: Page, source: str, status: str = "done") -> None:
+    page.goto("/")
+    page.locator("#id_source").fill(source)
+    page.locator("#paste-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL)
+    expect(page.locator("#analysis-status .badge")).to_have_text(status, timeout=30_000)
+
+
+def test_a_pasted_template_is_analyzed_and_parses_typed_output_live(
+    page: Page, qwen3: str, screenshot: Callable[..., Path]
+) -> None:
+    paste_and_wait(page, qwen3)
+    expect(page.locator("#cmp-R1 .pane")).to_have_count(2)
+    expect(page.locator("#cmp-T1 .seg.marker").first).to_be_visible()
+    screenshot("analysis-qwen3")
+    screenshot("analysis-qwen3-summary", "#summary")
+    screenshot("analysis-qwen3-pair-T1", "#cmp-T1")
+    screenshot("analysis-qwen3-parser", "#parser-panel")
+
+    # A marker in the summary jumps to its place in the pair that produced it.
+    link = page.locator("#marker-table a.marker-link").first
+    anchor = link.get_attribute("href")
+    link.click()
+    expect(page).to_have_url(re.compile(re.escape(anchor or "#missing") + "$"))
+
+    # The live box starts with the template's own tool call, already parsed.
+    tool_name = page.locator("#live-tool-calls .tool-name").first
+    expect(tool_name).not_to_have_text("", timeout=15_000)
+    probe = tool_name.inner_text().split()[0]
+
+    # Type an output by hand: reasoning, then a call with our own arguments.
+    box = page.locator("#live-input")
+    box.fill("")
+    typed = (
+        "<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n"
+        + json.dumps({"name": probe, "arguments": {"pa_city": "Paris <b>&</b>"}})
+        + "\n</tool_call>"
+    )
+    box.press_sequentially(typed)
+    expect(page.locator("#live-reasoning")).to_have_text(
+        "The user wants the weather.\n", timeout=15_000
+    )
+    arguments = page.locator("#live-tool-calls .tool-arguments")
+    expect(arguments).to_have_count(1)
+    expect(arguments).to_contain_text('"pa_city": "Paris <b>&</b>"')
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text(probe)
+    screenshot("live-parse-typed", "#live")
+
+
+def test_replay_streams_the_sample_back_in_chunks(page: Page, qwen3: str) -> None:
+    paste_and_wait(page, qwen3)
+    sample = page.locator("#live-input").get_attribute("data-sample") or ""
+    assert sample.startswith("<tool_call>")
+    page.locator("#live-speed").select_option("16")
+    page.locator("#live-tick").select_option("10")
+    page.locator("#live-replay").click()
+    expect(page.locator("#live-input")).to_have_value(sample, timeout=15_000)
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_count(1, timeout=15_000)
+
+
+def test_the_share_button_copies_the_permalink(page: Page, qwen3: str) -> None:
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    paste_and_wait(page, qwen3)
+    page.locator("#share-button").click()
+    expect(page.locator("#share-button")).to_have_text("Copied")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.url
+
+
+def test_parser_and_grammar_panels_regenerate_with_new_options(page: Page, qwen3: str) -> None:
+    paste_and_wait(page, qwen3)
+    expect(page.locator("#parser-gbnf")).to_contain_text("::=")
+    page.locator("#id_tools").fill("[]")
+    page.locator("#parser-options button[type=submit]").click()
+    expect(page.locator("#parser-gbnf")).to_have_text("(no grammar: no tools requested)")
+    expect(page.locator("#parser-peg")).not_to_be_empty()
+
+
+def test_a_hub_repo_is_fetched_and_analyzed(page: Page, screenshot: Callable[..., Path]) -> None:
+    page.goto("/")
+    page.locator("#id_repo_id").fill("corpus/Qwen3-Coder")
+    page.locator("#hub-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL, timeout=15_000)
+    expect(page.locator("#analysis-status .badge")).to_have_text("done", timeout=30_000)
+    page.locator("h1 + .meta a").first.click()  # the template permalink
+    expect(page.locator("body")).to_contain_text("corpus/Qwen3-Coder@")
+    screenshot("template-from-hub")
+
+
+def test_a_hub_error_is_shown_in_the_form_without_leaving_the_page(
+    page: Page, screenshot: Callable[..., Path]
+) -> None:
+    page.goto("/")
+    page.locator("#id_repo_id").fill("nobody/nothing")
+    page.locator("#hub-submit").click()
+    expect(page.locator("#hub-form .errors")).to_contain_text(
+        "Repository nobody/nothing was not found"
+    )
+    expect(page).to_have_url(re.compile(r"/$"))
+    screenshot("hub-error")
+
+
+def test_a_failed_analysis_shows_its_error(page: Page, screenshot: Callable[..., Path]) -> None:
+    paste_and_wait(page, "{% for m in messages %}{{ m.content }", status="failed")
+    expect(page.locator("#analysis-error")).to_contain_text("syntax error")
+    screenshot("analysis-failed")
+
+
+XSS_TEMPLATE = """{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+<|assistant|>{% if m.reasoning_content %}<script>window.__xss = 1; alert(1)</script>\
+{{ m.reasoning_content }}<img src=x onerror="window.__xss = 2">{% endif %}{{ m.content }}<|end|>
+{%- else -%}
+<|{{ m.role }}|>{{ m.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}<|assistant|>{% endif -%}
+"""
+
+
+def test_markup_in_a_template_is_shown_as_text_and_never_runs(
+    page: Page, screenshot: Callable[..., Path]
+) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    paste_and_wait(page, XSS_TEMPLATE)
+    expect(page.locator("#cmp-R1")).to_contain_text("<script>window.__xss = 1; alert(1)</script>")
+    expect(page.locator("#cmp-R1")).to_contain_text('<img src=x onerror="window.__xss = 2">')
+    screenshot("xss-escaped", "#cmp-R1")
+    page.goto(page.locator("h1 + .meta a").first.get_attribute("href") or "/")
+    expect(page.locator("#template-source")).to_contain_text("<script>window.__xss = 1;")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__xss") is None
+    assert dialogs == []
+    assert page.locator("img[onerror]").count() == 0
+    assert page.locator("script", has_text="__xss").count() == 0
