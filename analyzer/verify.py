@@ -74,9 +74,10 @@ TURN_PROBE = "Turn-end probe 7Q."  # a content whose render shows what closes a 
 CALL_IDS = ("a1B2c3D4e", "f5G6h7J8k")  # nine alphanumerics: what Mistral's templates demand
 
 STRING_ARGUMENTS = {
-    "query": 'He said "hi" & it\'s <b>bold</b>\nsecond line\ttabbed \\ backslash',
+    "query": "<b>bold</b> & <i>markup</i>\nsecond line\ttabbed",
     "city": "Zürich — 東京 🌸",
 }
+QUOTED_ARGUMENTS = {"query": 'He said "hi", it\'s \\ fine'}
 SCALAR_ARGUMENTS = {"query": "hotels", "limit": 3, "ratio": 0.25, "exact": True, "cursor": None}
 NESTED_ARGUMENTS = {
     "query": "museums",
@@ -222,6 +223,7 @@ def call_cases(analysis: Analysis) -> list[Case]:
     cases = [
         Case("call", Message(tool_calls=(weather,))),
         Case("call-strings", Message(tool_calls=(call("search_records", STRING_ARGUMENTS),))),
+        Case("call-quotes", Message(tool_calls=(call("search_records", QUOTED_ARGUMENTS),))),
         Case("call-scalars", Message(tool_calls=(call("search_records", SCALAR_ARGUMENTS),))),
         Case("call-nested", Message(tool_calls=(call("search_records", NESTED_ARGUMENTS),))),
     ]
@@ -358,6 +360,9 @@ def render_one(subject: Subject, case: Case, options: ParseOptions,
     missing = invisible_parts(case, output)
     if missing:
         return f"the template does not show the {missing}"
+    unescaped = unescaped_strings(case, output)
+    if unescaped:
+        return unescaped
     return Rendered(options.enable_thinking, options, context, output, note)
 
 
@@ -432,6 +437,21 @@ def invisible_parts(case: Case, output: str) -> str:
     if case.check_ids:
         missing += [f"call id {c.id}" for c in message.tool_calls if c.id not in output]
     return ", ".join(missing)
+
+
+def unescaped_strings(case: Case, output: str) -> str:
+    """Say which string argument the template writes unescaped inside its own quote character.
+
+    `'it's'` cannot be read back by any parser: the case tests the template, not the parser.
+    """
+    for tool_call in case.message.tool_calls:
+        for key, value in json.loads(tool_call.arguments).items():
+            for quote in ("'", '"'):
+                if isinstance(value, str) and quote in value and \
+                        f"{quote}{value}{quote}" in output:
+                    return (f"the template writes argument {key!r} unescaped between {quote} "
+                            "quotes, so no parser can read it back")
+    return ""
 
 
 # --- checking --------------------------------------------------------------------------------
