@@ -177,9 +177,11 @@ def call_differences(expected: list[Mapping[str, Any]], actual: Message,
             found.append(f"{where}.name: expected {want.get('name')!r}, actual {got.name!r}")
         if want.get("id") and want.get("id") != got.id:
             found.append(f"{where}.id: expected {want.get('id')!r}, actual {got.id!r}")
-        wanted_args = str(want.get("arguments") or "")
-        if json_value(wanted_args, partial) != json_value(got.arguments, partial):
-            found.append(f"{where}.arguments:\n    expected {wanted_args!r}\n"
+        wanted = want.get("arguments") or ""
+        wanted_value = json_value(wanted, partial) if isinstance(wanted, str) else wanted
+        if wanted_value != json_value(got.arguments, partial):
+            shown = wanted if isinstance(wanted, str) else json.dumps(wanted, ensure_ascii=False)
+            found.append(f"{where}.arguments:\n    expected {shown!r}\n"
                          f"    actual   {got.arguments!r}")
     return found
 

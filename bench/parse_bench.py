@@ -1,8 +1,9 @@
 """Benchmark parsing of ../shared/bench-inputs: full parse MB/s, streaming cost, correctness.
 
 Run from the repo root: `.venv/bin/python -m bench.parse_bench` (or `python bench/parse_bench.py`).
-The parsers are hand-built from analyzer.peg's builder (bench/handbuilt.py) until the
-generator exists.
+Two sets of parsers are timed: the generated ones (bench/generated.py: analysis of the
+request's template + analyzer.generator) and the hand-built ones (bench/handbuilt.py), which
+use only the markers an analysis reports and show what a hand-tuned grammar costs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from analyzer.mapper import to_message  # noqa: E402
 from analyzer.message import Message  # noqa: E402
 from analyzer.peg import Parser  # noqa: E402
 from analyzer.stream import StreamParser, accumulate  # noqa: E402
-from bench.handbuilt import GRAMMARS  # noqa: E402
+from bench import generated, handbuilt  # noqa: E402
+
+KINDS = {
+    "generated": (generated.GRAMMARS, "generated parsers (bench/generated.py)"),
+    "handbuilt": (handbuilt.GRAMMARS, "hand-built grammars (bench/handbuilt.py)"),
+}
 
 INPUTS = REPO / ".." / "shared" / "bench-inputs"
 SIZES = ("25k", "50k", "100k")
@@ -73,9 +79,11 @@ def mismatches(message: Message, expected: dict[str, Any]) -> list[str]:
     return problems
 
 
-def bench_format(name: str, tools: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
-    """Measure one format; return its table rows."""
-    parser = GRAMMARS[name](tools)
+def bench_format(
+    name: str, tools: list[dict[str, Any]], args: argparse.Namespace, kind: str = "generated"
+) -> list[str]:
+    """Measure one format with one kind of parser; return its table rows."""
+    parser = KINDS[kind][0][name](tools)
     rows = []
     stream_times: dict[tuple[int, str], float] = {}
     for size in SIZES:
@@ -105,17 +113,21 @@ def main() -> int:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--repeats", type=int, default=20, help="full parses per input")
     options.add_argument("--stream-repeats", type=int, default=3, help="streams per input")
-    options.add_argument("--format", choices=sorted(GRAMMARS), action="append")
+    options.add_argument("--format", choices=sorted(handbuilt.GRAMMARS), action="append")
+    options.add_argument("--parsers", choices=(*KINDS, "both"), default="both",
+                         help="which parsers to time (default: both)")
     args = options.parse_args()
     if not INPUTS.is_dir():
         print(f"bench inputs not found at {INPUTS}", file=sys.stderr)
         return 2
     tools = json.loads((INPUTS / "tools.json").read_text(encoding="utf-8"))
-    print("parser: hand-built grammars (bench/handbuilt.py); CPU seconds, best of several runs")
-    print(f"{'format':17} {'size':>5} {'calls':>6} {'MB/s':>8} {'16B s':>7} {'1B s':>7}   check")
-    for name in args.format or list(GRAMMARS):
-        for row in bench_format(name, tools, args):
-            print(row, flush=True)
+    for kind in KINDS if args.parsers == "both" else (args.parsers,):
+        print(f"parser: {KINDS[kind][1]}; CPU seconds, best of several runs")
+        print(f"{'format':17} {'size':>5} {'calls':>6} {'MB/s':>8} {'16B s':>7} {'1B s':>7}"
+              "   check")
+        for name in args.format or list(handbuilt.GRAMMARS):
+            for row in bench_format(name, tools, args, kind):
+                print(row, flush=True)
     return 0
 
 

@@ -9,6 +9,7 @@ Calls may sit in a `[...]` array, between section markers, or each between per-c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,22 +23,34 @@ from analyzer.generator.calls import CallGrammar, separator
 class Member:
     """A call object's name member (or the member nesting it), and its opening part."""
 
+    key: str
     whole: p.Expr
     head: p.Expr
 
 
-def members(name: Member, *items: p.Expr, python: bool) -> Member:
+Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
+
+
+def other_member(reserved: list[str], python: bool) -> p.Expr:
+    """Match a member whose key is none of the reserved ones (its value is skipped)."""
+    excluded = "|".join(re.escape(k) for k in reserved)
+    quotes = "\"'" if python else '"'
+    key = "|".join(f"{q}(?!(?:{excluded}){q})(?:[^{q}\\\\]|\\\\.)*{q}" for q in quotes)
+    return (p.regex(key, max_length=256) + p.space() + p.literal(":") + p.space()
+            + p.json_value(python))
+
+
+def members(name: Member, items: list[Item], python: bool) -> Member:
     """Match a JSON object holding the name member and any of items, in any order.
 
-    Its head runs from `{` to the end of the name member's head."""
-    key = p.json_value(python) if python else p.json_string()
-    other = p.not_followed_by(name.whole) + key + p.space() + p.literal(":") + p.space()
-    other += p.json_value(python)
-    one = p.choice(*items, other)
+    Once a known key is read the object is settled (commit), so a stream may send its
+    value as it comes. The head runs from `{` to the end of the name member's head."""
+    known = [p.json_key(key, python) + p.commit() + value for key, value in items]
+    one = p.choice(*known, other_member([name.key, *(k for k, _ in items)], python))
     comma = p.space() + p.literal(",") + p.space()
     before = p.literal("{") + p.space() + p.zero_or_more(one + comma)
     whole = before + name.whole + p.zero_or_more(comma + one) + p.space() + p.literal("}")
-    return Member(whole, before + name.head)
+    return Member(name.key, whole, before + name.head)
 
 
 def quoted_name(names: list[str], python: bool) -> p.Expr:
@@ -52,18 +65,16 @@ def call_id_value() -> p.Expr:
     return p.choice(p.call_id(p.json_string()), p.call_id(p.json_value()))
 
 
-def field_members(b: Build, names: list[str]) -> tuple[Member, list[p.Expr]]:
+def field_members(b: Build, names: list[str]) -> tuple[Member, list[Item]]:
     """Match the name member, and the arguments and id members, of a flat call object."""
     fmt = b.analysis.tools.format
     python = fmt.uses_python_dicts
     name_key, args_key = fmt.name_field.split(".")[-1], fmt.args_field.split(".")[-1]
     name = p.json_key(name_key, python) + quoted_name(names, python)
-    items = [p.json_key(args_key, python) + p.choice(p.tool_args(p.json_string()),
-                                                     p.tool_args(p.json_value(python)))]
-    for key in (fmt.id_field, fmt.gen_id_field):
-        if key:
-            items.append(p.json_key(key, python) + call_id_value())
-    return Member(name + p.commit(), name), items
+    args = p.choice(p.tool_args(p.json_string()), p.tool_args(p.json_value(python)))
+    items: list[Item] = [(args_key, args)]
+    items += [(key, call_id_value()) for key in (fmt.id_field, fmt.gen_id_field) if key]
+    return Member(name_key, name + p.commit(), name), items
 
 
 def call_object(b: Build, names: list[str]) -> Member:
@@ -74,15 +85,15 @@ def call_object(b: Build, names: list[str]) -> Member:
         key = p.literal("{") + p.space() + quoted_name(names, python) + p.space()
         key += p.literal(":")
         args = p.space() + p.tool_args(p.json_value(python)) + p.space() + p.literal("}")
-        return Member(key + p.commit() + args, key)
+        return Member("", key + p.commit() + args, key)
     name, items = field_members(b, names)
     nesting = fmt.function_field or (fmt.name_field.split(".")[0] if "." in fmt.name_field
                                      else "")
     if nesting:
-        inner = members(name, *items, python=python)
+        inner = members(name, items, python)
         key = p.json_key(nesting, python)
-        name = Member(key + inner.whole, key + inner.head)
-    return members(name, *items, python=python)
+        name = Member(nesting, key + inner.whole, key + inner.head)
+    return members(name, items, python)
 
 
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:

@@ -18,6 +18,8 @@ from analyzer.model import Analysis
 from analyzer.options import canonical
 from analyzer.peg import Role
 from analyzer.peg.json_values import declared_types
+from analyzer.peg.scanning import held_back
+from analyzer.peg.state import MatchState
 
 QUOTES = ("'", '"')
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
@@ -35,12 +37,37 @@ def value_padding(analysis: Analysis) -> tuple[str, str]:
     return lead, trail
 
 
+class UntilClosing(p.Expr):
+    """Match up to a closing marker, leaving out the padding the template writes before it.
+
+    `until(pad + end, end)` would do, but one str.find is much faster than a regex search."""
+
+    __slots__ = ("end", "pad", "markers")
+
+    def __init__(self, end: str, pad: str) -> None:
+        self.end = end
+        self.pad = pad
+        self.markers = (pad + end, end)
+
+    def match(self, st: MatchState, pos: int) -> int:
+        found = st.text.find(self.end, pos)
+        if found >= 0:
+            padded = self.pad and st.text.endswith(self.pad, pos, found)
+            return found - len(self.pad) if padded else found
+        if not st.partial:
+            return st.n
+        safe = st.n - held_back(st.text, pos, st.n, self.markers)
+        return st.need(self, safe, safe)
+
+    def describe(self) -> str:
+        return f"until-closing({self.end!r}, pad={self.pad!r})"
+
+
 def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
     """Match padding, the value text up to the closing marker, padding and the marker."""
     lead, trail = value_padding(b.analysis)
     end = suffix.strip()
-    stops = (trail + end, end) if trail else (end,)
-    text = p.arg_string_value(p.until(*stops), schema)
+    text = p.arg_string_value(UntilClosing(end, trail) if end else p.rest(), schema)
     if end.startswith("</"):
         text = p.choice(cdata_value(schema), text)
     closing = p.optional(p.literal(trail)) + p.literal(end) if trail else p.literal(end)
