@@ -199,7 +199,8 @@ def _supervise(processes: list[subprocess.Popen[bytes]]) -> int:
     while not stopping:
         dead = [p for p in processes if p.poll() is not None]
         if dead:
-            print(f"lab: {dead[0].args[0]} exited ({dead[0].returncode}); stopping.", flush=True)
+            command = dead[0].args if isinstance(dead[0].args, list) else [dead[0].args]
+            print(f"lab: {command[0]!s} exited ({dead[0].returncode}); stopping.", flush=True)
             return 1
         time.sleep(0.2)
     return 0

@@ -21,7 +21,7 @@ from lab.analyses.models import Analysis
 CLOSE_NOT_FOUND = 4404
 
 
-class LiveParseConsumer(JsonWebsocketConsumer):
+class LiveParseConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # Channels is untyped
     """Stream text through the analysis' parser; one handler per client message type."""
 
     def connect(self) -> None:
@@ -48,7 +48,7 @@ class LiveParseConsumer(JsonWebsocketConsumer):
         if handler is None:
             self.send_json(ErrorMessage(type="error", message=f"unknown message type {kind!r}"))
             return
-        handler(content)
+        handler(content)  # type: ignore[operator]
 
     def on_append(self, message: AppendMessage) -> None:
         if self.parser is not None:

@@ -60,7 +60,7 @@ class HubForm(forms.Form):
         required=False,
         widget=forms.TextInput(attrs={"placeholder": "main"}),
     )
-    template_name = forms.CharField(
+    named_template = forms.CharField(
         label="Named template", max_length=200, required=False, widget=forms.HiddenInput()
     )
 
@@ -68,7 +68,7 @@ class HubForm(forms.Form):
         super().__init__(*args, **kwargs)
         # The picker appears once a fetch has shown that the repo has several named templates.
         if names:
-            self.fields["template_name"].widget = forms.Select(choices=[(n, n) for n in names])
+            self.fields["named_template"].widget = forms.Select(choices=[(n, n) for n in names])
 
     def clean_repo_id(self) -> str:
         return str(self.cleaned_data["repo_id"]).strip()

@@ -13,7 +13,7 @@ from lab.analyses import engine
 from lab.analyses.models import Analysis
 
 
-@shared_task(
+@shared_task(  # type: ignore[untyped-decorator]  # Celery ships no type hints
     soft_time_limit=settings.LAB_ANALYSIS_TIME_LIMIT,
     time_limit=settings.LAB_ANALYSIS_TIME_LIMIT + 10,
 )

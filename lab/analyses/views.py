@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
 
 from lab.analyses import api, engine, intake, parsing
 from lab.analyses.forms import HubForm, ParserOptionsForm, PasteForm, UploadForm
@@ -23,13 +24,21 @@ from lab.analyses.presenters import build_result_view
 UNPROCESSABLE = 422
 
 
+class HtmxHttpRequest(HttpRequest):
+    """A request that went through django-htmx's middleware."""
+
+    htmx: HtmxDetails
+
+
 @require_GET
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: HtmxHttpRequest) -> HttpResponse:
     """Show the three ways in and the latest analyses."""
     return _home(request, {})
 
 
-def _home(request: HttpRequest, forms_: dict[str, forms.Form], status: int = 200) -> HttpResponse:
+def _home(
+    request: HtmxHttpRequest, forms_: dict[str, forms.Form], status: int = 200
+) -> HttpResponse:
     context = {
         "paste_form": forms_.get("paste", PasteForm()),
         "upload_form": forms_.get("upload", UploadForm()),
@@ -43,14 +52,14 @@ def _home(request: HttpRequest, forms_: dict[str, forms.Form], status: int = 200
     return render(request, template, context, status=status)
 
 
-def _go_to(request: HttpRequest, analysis: Analysis) -> HttpResponse:
+def _go_to(request: HtmxHttpRequest, analysis: Analysis) -> HttpResponse:
     if request.htmx:
         return HttpResponseClientRedirect(analysis.get_absolute_url())
     return redirect(analysis)
 
 
 @require_POST
-def submit_paste(request: HttpRequest) -> HttpResponse:
+def submit_paste(request: HtmxHttpRequest) -> HttpResponse:
     """Analyse a pasted template."""
     form = PasteForm(request.POST)
     if form.is_valid():
@@ -62,7 +71,7 @@ def submit_paste(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def submit_upload(request: HttpRequest) -> HttpResponse:
+def submit_upload(request: HtmxHttpRequest) -> HttpResponse:
     """Analyse an uploaded template file."""
     form = UploadForm(request.POST, request.FILES)
     if form.is_valid():
@@ -75,7 +84,7 @@ def submit_upload(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def submit_hub(request: HttpRequest) -> HttpResponse:
+def submit_hub(request: HtmxHttpRequest) -> HttpResponse:
     """Fetch a template from the Hub and analyse it."""
     form = HubForm(request.POST)
     if form.is_valid():
@@ -83,12 +92,12 @@ def submit_hub(request: HttpRequest) -> HttpResponse:
         try:
             return _go_to(
                 request,
-                intake.ingest_from_hub(data["repo_id"], data["revision"], data["template_name"]),
+                intake.ingest_from_hub(data["repo_id"], data["revision"], data["named_template"]),
             )
         except intake.TemplateChoiceNeeded as choice:
             form = HubForm(request.POST, names=choice.names)
             form.add_error(
-                "template_name", f"This repo has {len(choice.names)} chat templates: pick one."
+                "named_template", f"This repo has {len(choice.names)} chat templates: pick one."
             )
         except (HubFetchError, engine.AnalyzerError) as exc:
             form.add_error(None, str(exc))
@@ -96,7 +105,7 @@ def submit_hub(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def template_detail(request: HttpRequest, sha256: str) -> HttpResponse:
+def template_detail(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
     """Show a stored template, where it came from, and its analyses."""
     template = get_object_or_404(Template, sha256=sha256)
     if request.GET.get("format") == "json":
@@ -112,14 +121,14 @@ def template_detail(request: HttpRequest, sha256: str) -> HttpResponse:
 
 
 @require_POST
-def analyze_again(request: HttpRequest, sha256: str) -> HttpResponse:
+def analyze_again(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
     """Queue an analysis of a stored template with the current analyzer (or show the live one)."""
     template = get_object_or_404(Template, sha256=sha256)
     return _go_to(request, intake.request_analysis(template))
 
 
 @require_GET
-def analysis_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Show an analysis; while it runs, htmx polls this view for the body partial."""
     analysis = get_object_or_404(Analysis.objects.select_related("template"), pk=pk)
     if request.GET.get("format") == "json":
@@ -149,7 +158,7 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
 
 
 @require_POST
-def parser_panel(request: HttpRequest, pk: int) -> HttpResponse:
+def parser_panel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Regenerate parser and grammar for edited request options."""
     analysis = get_object_or_404(Analysis, pk=pk, status=Analysis.Status.DONE)
     form = ParserOptionsForm(request.POST)
@@ -164,21 +173,21 @@ def parser_panel(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-def api_analysis(request: HttpRequest, pk: int) -> JsonResponse:
+def api_analysis(request: HtmxHttpRequest, pk: int) -> JsonResponse:
     """Return an analysis as JSON: status, timings, links and the result."""
     analysis = get_object_or_404(Analysis.objects.select_related("template"), pk=pk)
     return JsonResponse(api.analysis_payload(analysis, request))
 
 
 @require_GET
-def api_analysis_result(request: HttpRequest, pk: int) -> HttpResponse:
+def api_analysis_result(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Return the analyzer's canonical JSON byte for byte (404 until it is done)."""
     analysis = get_object_or_404(Analysis, pk=pk, status=Analysis.Status.DONE)
     return HttpResponse(analysis.result_json, content_type="application/json")
 
 
 @require_GET
-def api_template(request: HttpRequest, sha256: str) -> JsonResponse:
+def api_template(request: HtmxHttpRequest, sha256: str) -> JsonResponse:
     """Return a stored template, its origins and its analyses as JSON."""
     template = get_object_or_404(Template, sha256=sha256)
     return JsonResponse(api.template_payload(template, request))

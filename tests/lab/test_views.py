@@ -166,7 +166,7 @@ def test_a_hub_repo_with_several_named_templates_asks_which_one(
     assert asked.status_code == 422
     assert "This repo has 2 chat templates: pick one." in body
     assert '<option value="tool_use">' in body
-    picked = submit("/new/hub/", {"repo_id": "tests/named", "template_name": "tool_use"})
+    picked = submit("/new/hub/", {"repo_id": "tests/named", "named_template": "tool_use"})
     assert picked.status_code == 302
     assert TemplateOrigin.objects.get().template_name == "tool_use"
 
