@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import NAME_END, Build, lit, maybe
+from analyzer.generator.build import NAME_END, Build, maybe, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.model import CallIdPosition
@@ -25,7 +25,7 @@ def function_head(b: Build, name: str, captured: bool) -> p.Expr:
     """Match a call's opening up to the name suffix."""
     fun = b.analysis.tools.function
     name_part = named(b, name) if captured else plain_name(b, name)
-    suffix = p.space() + lit(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
+    suffix = spaced(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
     opening = id_at(b, CallIdPosition.PRE_FUNC_NAME) if captured else p.eps()
     return opening + name_part + suffix
 
@@ -34,7 +34,7 @@ def function_call(b: Build, name: str) -> p.Expr:
     """Match one whole call of the named function."""
     args = b.analysis.tools.arguments
     rest = (
-        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + p.space() + lit(args.start) + p.space()
+        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + spaced(args.start) + p.space()
         + arguments_value(b) + maybe(args.end) + id_at(b, CallIdPosition.POST_ARGS)
         + maybe(b.analysis.tools.function.close)
     )

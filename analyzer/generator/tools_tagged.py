@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import NAME_END, Build, lit, maybe
+from analyzer.generator.build import NAME_END, Build, lit, maybe, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.generator.values import argument_value
@@ -26,7 +26,7 @@ def argument(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
     args = b.analysis.tools.arguments
     opening = lit(args.name_prefix) + p.arg_name(p.literal(key))
     if args.name_suffix.strip():
-        opening += p.space() + lit(args.name_suffix)
+        opening += spaced(args.name_suffix)
     else:
         opening += NAME_END
     return opening + argument_value(b, key, schema)
@@ -48,7 +48,7 @@ def function_head(b: Build, name: str, captured: bool) -> p.Expr:
     """Match a call's opening up to the name suffix."""
     fun = b.analysis.tools.function
     name_part = named(b, name) if captured else plain_name(b, name)
-    suffix = p.space() + lit(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
+    suffix = spaced(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
     return name_part + suffix
 
 
@@ -57,7 +57,7 @@ def function_call(b: Build, definition: Mapping[str, Any]) -> p.Expr:
     name = p.tool_names([definition])[0]
     args = b.analysis.tools.arguments
     body = (
-        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + p.space() + lit(args.start) + p.space()
+        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + spaced(args.start) + p.space()
         + argument_list(b, p.tool_parameters(definition)) + maybe(args.end)
         + id_at(b, CallIdPosition.POST_ARGS) + maybe(b.analysis.tools.function.close)
     )

@@ -63,6 +63,30 @@ class UntilClosing(p.Expr):
         return f"until-closing({self.end!r}, pad={self.pad!r})"
 
 
+class PaddedLiteral(p.Expr):
+    """Match `pad? text` in one step (a value's closing marker, in every argument)."""
+
+    __slots__ = ("pad", "text", "whole")
+
+    def __init__(self, pad: str, text: str) -> None:
+        self.pad = pad
+        self.text = text
+        self.whole = pad + text
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.text.startswith(self.whole, pos):
+            return pos + len(self.whole)
+        if st.text.startswith(self.text, pos):
+            return pos + len(self.text)
+        rest = st.text[pos:]
+        if st.partial and (self.whole.startswith(rest) or self.text.startswith(rest)):
+            return st.need(self, pos, pos)
+        return st.fail(pos, f"`{self.text}`")
+
+    def describe(self) -> str:
+        return f"{self.pad!r}? {self.text!r}"
+
+
 def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
     """Match padding, the value text up to the closing marker, padding and the marker."""
     lead, trail = value_padding(b.analysis)
@@ -70,8 +94,8 @@ def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
     text = p.arg_string_value(UntilClosing(end, trail) if end else p.rest(), schema)
     if end.startswith("</"):
         text = p.choice(cdata_value(schema), text)
-    closing = p.optional(p.literal(trail)) + p.literal(end) if trail else p.literal(end)
-    return p.optional(p.literal(lead)) + text + closing if lead else text + closing
+    closing = PaddedLiteral(trail, end) if trail else p.literal(end)
+    return PaddedLiteral(lead, "") + text + closing if lead else text + closing
 
 
 def cdata_value(schema: Mapping[str, Any]) -> p.Expr:
