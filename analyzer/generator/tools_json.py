@@ -9,7 +9,6 @@ Calls may sit in a `[...]` array, between section markers, or each between per-c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from analyzer import peg as p
 from analyzer.generator.build import Build, lit, maybe
 from analyzer.generator.calls import CallGrammar, separator
+from analyzer.peg.state import MatchState
 
 
 @dataclass(frozen=True)
@@ -31,12 +31,47 @@ class Member:
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
 
 
+class OtherKey(p.Expr):
+    """Match a quoted object key that is none of the reserved ones."""
+
+    __slots__ = ("reserved", "quotes")
+
+    def __init__(self, reserved: list[str], python: bool) -> None:
+        self.reserved = frozenset(reserved)
+        self.quotes = "\"'" if python else '"'
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if pos >= st.n:
+            return st.need(self, pos, pos) if st.partial else st.fail(pos, "a key")
+        quote = st.text[pos]
+        if quote not in self.quotes:
+            return st.fail(pos, "a key")
+        end = closing_quote(st.text, pos + 1, quote)
+        if end < 0:
+            return st.need(self, pos, pos) if st.partial else st.fail(pos, "a closed key")
+        if st.text[pos + 1 : end] in self.reserved:
+            return st.fail(pos, "a key other than " + ", ".join(sorted(self.reserved)))
+        return end + 1
+
+    def describe(self) -> str:
+        return "key-not(" + ", ".join(sorted(self.reserved)) + ")"
+
+
+def closing_quote(text: str, pos: int, quote: str) -> int:
+    """Return the index of the quote closing a string whose text starts at pos (-1: none)."""
+    while True:
+        end = text.find(quote, pos)
+        if end < 0:
+            return -1
+        backslashes = len(text[pos:end]) - len(text[pos:end].rstrip("\\"))
+        if backslashes % 2 == 0:
+            return end
+        pos = end + 1
+
+
 def other_member(reserved: list[str], python: bool) -> p.Expr:
     """Match a member whose key is none of the reserved ones (its value is skipped)."""
-    excluded = "|".join(re.escape(k) for k in reserved)
-    quotes = "\"'" if python else '"'
-    key = "|".join(f"{q}(?!(?:{excluded}){q})(?:[^{q}\\\\]|\\\\.)*{q}" for q in quotes)
-    return (p.regex(key, max_length=256) + p.space() + p.literal(":") + p.space()
+    return (OtherKey(reserved, python) + p.space() + p.literal(":") + p.space()
             + p.json_value(python))
 
 
