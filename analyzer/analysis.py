@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 
@@ -15,12 +16,13 @@ from analyzer.model import (
     Comparison,
     ContentAnalysis,
     ReasoningAnalysis,
+    RenderMode,
     ToolsAnalysis,
 )
 from analyzer.reasoning import analyze_reasoning, generation_prompts
 from analyzer.render import ChatTemplate
 from analyzer.tools import analyze_tools
-from analyzer.variants import VariantRenderer
+from analyzer.variants import RenderInput, RenderOutcome, VariantRenderer
 from analyzer.version import ANALYZER_VERSION
 from analyzer.workarounds import apply_workarounds
 
@@ -44,35 +46,82 @@ def analyze(template: TemplateSource | str, *, template_name: str | None = None)
 @lru_cache(maxsize=256)
 def analyze_source(source: TemplateSource) -> Analysis:
     """Analyze one loaded template (cached: the result is immutable)."""
-    return run_analysis(source, compiled(source.source, source.bos_token, source.eos_token))
-
-
-@lru_cache(maxsize=256)
-def compiled(source: str, bos_token: str, eos_token: str) -> ChatTemplate:
-    """Compile a template once per process; Jinja compilation dominates a cold analysis."""
-    return with_fixed_clock(ChatTemplate(source, bos_token=bos_token, eos_token=eos_token))
+    return analyze_uncached(source, compiled)
 
 
 # Templates that print today's date (strftime_now) would make analyses differ from day to
 # day and between time zones; an analysis renders them at this fixed moment instead.
 ANALYSIS_CLOCK = datetime(2025, 1, 1, 12, 0, 0)
 
-
-def fixed_strftime_now(fmt: str) -> str:
-    """strftime_now as of ANALYSIS_CLOCK."""
-    return ANALYSIS_CLOCK.strftime(fmt)
+Compiler = Callable[[str, str, str, RenderMode], ChatTemplate]
 
 
-def with_fixed_clock(chat: ChatTemplate) -> ChatTemplate:
-    """Make the compiled template's strftime_now read ANALYSIS_CLOCK.
+def compile_template(
+    source: str, bos_token: str, eos_token: str, mode: RenderMode = RenderMode.HF
+) -> ChatTemplate:
+    """Compile a template for analysis: on the analysis clock, in the given render mode."""
+    return ChatTemplate(
+        source, bos_token=bos_token, eos_token=eos_token, now=ANALYSIS_CLOCK, mode=mode
+    )
 
-    ChatTemplate has no public clock option yet, so this swaps the global in the template's
-    own (per-instance) environment; the compiled template sees its environment's globals.
+
+# Jinja compilation dominates a cold analysis: compile once per process.
+compiled = lru_cache(maxsize=256)(compile_template)
+
+
+def analyze_uncached(source: TemplateSource, compile: Compiler = compile_template) -> Analysis:
+    """Analyze a template, rendering everything anew (compiled by `compile`).
+
+    Templates render exactly as transformers does; if that refuses a render that llama.cpp's
+    Jinja allows, the whole analysis is redone in lenient mode and says why.
     """
-    env = getattr(chat, "_env", None)
-    if env is not None and "strftime_now" in env.globals:
-        env.globals["strftime_now"] = fixed_strftime_now
-    return chat
+    tokens = (source.source, source.bos_token, source.eos_token)
+    renderer = VariantRenderer(compile(*tokens, RenderMode.HF))
+    analysis = run_analysis(source, renderer.template, renderer)
+    failed = rescuable_failures(renderer)
+    if not failed:
+        return analysis
+    lenient_chat = compile(*tokens, RenderMode.LENIENT)
+    refusal = lenient_rescue(failed, renderer, lenient_chat)
+    if refusal is None:
+        return analysis
+    lenient = run_analysis(source, lenient_chat)
+    return dataclasses.replace(
+        lenient, render_mode=RenderMode.LENIENT, render_note=lenient_note(refusal)
+    )
+
+
+# Failures a lenient render can avoid; a template's own refusal or a limit it hits happens
+# the same way in both modes (they differ only where the exact sandbox refuses).
+RESCUABLE_FAILURES = ("sandbox", "error")
+
+
+def rescuable_failures(renderer: VariantRenderer) -> list[tuple[str, RenderOutcome]]:
+    """List the renders (inputs and outcomes) that failed in a way lenient mode might avoid."""
+    return [(params, out) for params, out in renderer.cache.items()
+            if out.failure in RESCUABLE_FAILURES]
+
+
+def lenient_rescue(
+    failed: list[tuple[str, RenderOutcome]], renderer: VariantRenderer, chat: ChatTemplate
+) -> str | None:
+    """Return the error of the first failed render that chat (lenient) renders, if any."""
+    lenient = VariantRenderer(chat, defaults=dict(renderer.defaults))
+    for params, outcome in failed:
+        if lenient.render(RenderInput("retry", params)).ok:
+            return outcome.error
+    return None
+
+
+def lenient_note(error: str) -> str:
+    """Say what transformers refused and why the analysis rendered leniently."""
+    first, *rest = error.splitlines()
+    where = f" at `{rest[0].strip()}`" if rest else ""
+    return (
+        f"transformers refuses this template's renders ({first}{where}); llama.cpp's Jinja"
+        " renders them, so the analysis rendered in lenient mode: in-place changes to lists"
+        " and dicts the template builds are allowed, and tojson writes a generator as a list"
+    )
 
 
 def run_analysis(
@@ -89,8 +138,7 @@ def run_analysis(
         analyzer_version=ANALYZER_VERSION,
         template_sha256=source.sha256,
         template_name=source.name,
-        # The generated parser; analyzer.handlers names dedicated ones from the analysis.
-        handler=AUTO_HANDLER,
+        handler=AUTO_HANDLER,  # until the analysis is complete: see dedicated_handler
         caps=probe.caps,
         reasoning=reasoning,
         content=content,
@@ -102,11 +150,23 @@ def run_analysis(
         workarounds=(),
     )
     analysis = apply_workarounds(source.source, analysis)
-    return dataclasses.replace(
+    analysis = dataclasses.replace(
         analysis,
         preserved_tokens=preserved_tokens(analysis.reasoning, analysis.content, analysis.tools),
         generation_prompts=generation_prompts(ctx, analysis.reasoning),
     )
+    # Handlers recognize their format from the finished analysis (renders and prompts).
+    return dataclasses.replace(analysis, handler=dedicated_handler(analysis))
+
+
+def dedicated_handler(analysis: Analysis) -> str:
+    """Name the dedicated handler that parses this template's output, or "auto"."""
+    try:
+        # The parser generator's package; imported here since it builds on this module's output.
+        from analyzer.handlers import choose_handler
+    except ImportError:
+        return analysis.handler
+    return choose_handler(analysis)
 
 
 def ordered_comparisons(comparisons: dict[str, Comparison]) -> tuple[Comparison, ...]:

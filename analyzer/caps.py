@@ -11,8 +11,8 @@ import jinja2
 import jinja2.ext
 from jinja2 import nodes
 
+from analyzer.hf_globals import GenerationExtension
 from analyzer.model import Capabilities
-from analyzer.sandbox import GenerationExtension
 from analyzer.variants import (
     ARG_A,
     FUNC_A,

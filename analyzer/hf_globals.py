@@ -62,6 +62,16 @@ def strftime_now(format: str) -> str:
     return datetime.now().strftime(format)
 
 
+def fixed_strftime_now(now: datetime) -> Callable[[str], str]:
+    """Return a strftime_now that always formats `now` (for output that must not vary)."""
+
+    def strftime_at(format: str) -> str:
+        return now.strftime(format)
+
+    # A closure, not a partial: a partial's `.func` and `.args` would be readable by templates.
+    return strftime_at
+
+
 class TemplateDict:
     """transformers' `dict` global: callable and `fromkeys`, nothing else reachable."""
 
@@ -95,11 +105,14 @@ class TemplateNamespace(Namespace):
             )
 
 
-def hf_globals(limits: RenderLimits) -> dict[str, Any]:
-    """Return the globals transformers adds, plus the bounded range() and lipsum()."""
+def hf_globals(limits: RenderLimits, now: datetime | None = None) -> dict[str, Any]:
+    """Return the globals transformers adds, plus the bounded range() and lipsum().
+
+    With `now`, strftime_now formats that moment instead of the current time.
+    """
     return {
         "raise_exception": raise_exception,
-        "strftime_now": strftime_now,
+        "strftime_now": strftime_now if now is None else fixed_strftime_now(now),
         "dict": TemplateDict(),
         "namespace": TemplateNamespace,
         "range": checked_range(limits),
@@ -124,6 +137,19 @@ def hf_tojson(
     sort_keys: bool = False,
 ) -> str:
     """Serialize like transformers' tojson (no HTML escaping, non-ASCII kept), bounded."""
+    return bounded_json(limits, value, None, ensure_ascii, indent, separators, sort_keys)
+
+
+def bounded_json(
+    limits: RenderLimits,
+    value: Any,
+    default: Callable[[Any], Any] | None,
+    ensure_ascii: bool,
+    indent: int | str | None,
+    separators: tuple[str, str] | None,
+    sort_keys: bool,
+) -> str:
+    """Serialize value as json.dumps does (default converts what JSON lacks), within limits."""
     if indent is None:
         # json's C encoder cannot be interrupted, so bound the value's size before calling it
         # (unless it is the caller's own data: a tree, not a graph the template built).
@@ -131,7 +157,8 @@ def hf_tojson(
             size = text_size(value, limits.max_output_chars)
             check_text_size("the tojson output", size, limits)
         return json.dumps(
-            value, ensure_ascii=ensure_ascii, separators=separators, sort_keys=sort_keys
+            value, ensure_ascii=ensure_ascii, separators=separators, sort_keys=sort_keys,
+            default=default,
         )
     # With an indent json encodes in Python anyway (as json.dumps would): count as it goes.
     # One chunk can hold depth x indent characters, so the indent itself is capped first.
@@ -143,7 +170,8 @@ def hf_tojson(
             MAX_JSON_INDENT,
         )
     encoder = json.JSONEncoder(
-        ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+        ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys,
+        default=default,
     )
     return _joined_within(encoder.iterencode(value), "the tojson output", limits)
 

@@ -32,6 +32,15 @@ class ContentMode(StrEnum):
     WRAPPED_WITH_REASONING = "WRAPPED_WITH_REASONING"
 
 
+class RenderMode(StrEnum):
+    """How templates were rendered: exactly as transformers does, or leniently."""
+
+    HF = "hf"  # byte-for-byte transformers' apply_chat_template, refusals included
+    # Also what llama.cpp's Jinja allows and transformers refuses: in-place changes to lists
+    # and dicts the template built, tojson of a generator (a `map(...)` result).
+    LENIENT = "lenient"
+
+
 class ToolFormat(StrEnum):
     """Where the function name and the arguments live in a rendered tool call."""
 
@@ -288,3 +297,5 @@ class Analysis:
     comparisons: tuple[Comparison, ...]
     generation_prompts: tuple[GenerationPrompt, ...]
     workarounds: tuple[str, ...]  # names of workarounds applied
+    render_mode: RenderMode = RenderMode.HF
+    render_note: str = ""  # why the analysis rendered leniently: what transformers refused

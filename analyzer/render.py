@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,9 @@ from analyzer.errors import (
     template_lines,
 )
 from analyzer.hf_globals import TemplateRaise
+from analyzer.lenient import LenientEnvironment
 from analyzer.limits import LimitExceeded, RenderLimits, budget_for, check_template_size
+from analyzer.model import RenderMode
 from analyzer.sandbox import BoundedEnvironment
 from analyzer.syntax import syntax_error
 
@@ -33,7 +36,12 @@ TEMPLATE_FILENAME = "<template>"
 
 
 class ChatTemplate:
-    """A chat template compiled once in a bounded Hugging Face sandbox."""
+    """A chat template compiled once in a bounded Hugging Face sandbox.
+
+    `now` fixes the moment strftime_now formats (None: the current time, as transformers).
+    `mode` LENIENT also allows what llama.cpp's Jinja does and transformers refuses (see
+    `analyzer.lenient`); the default HF renders exactly as transformers does.
+    """
 
     def __init__(
         self,
@@ -42,12 +50,17 @@ class ChatTemplate:
         bos_token: str = "",
         eos_token: str = "",
         limits: RenderLimits | None = None,
+        now: datetime | None = None,
+        mode: RenderMode | str = RenderMode.HF,
     ) -> None:
         self.source = source
         self.bos_token = bos_token
         self.eos_token = eos_token
         self.limits = limits or RenderLimits()
-        self._env = BoundedEnvironment(self.limits)
+        self.now = now
+        self.mode = render_mode(mode)
+        environment = LenientEnvironment if self.mode is RenderMode.LENIENT else BoundedEnvironment
+        self._env = environment(self.limits, now=now)
         try:
             check_template_size(source, self.limits)
             self._template = self._env.from_string(source)
@@ -58,9 +71,17 @@ class ChatTemplate:
             raise compile_limit_error(exc) from None
 
     @classmethod
-    def from_source(cls, ts: TemplateSource, *, limits: RenderLimits | None = None) -> ChatTemplate:
+    def from_source(
+        cls,
+        ts: TemplateSource,
+        *,
+        limits: RenderLimits | None = None,
+        now: datetime | None = None,
+        mode: RenderMode | str = RenderMode.HF,
+    ) -> ChatTemplate:
         """Compile a loaded template with the special tokens that came with it."""
-        return cls(ts.source, bos_token=ts.bos_token, eos_token=ts.eos_token, limits=limits)
+        return cls(ts.source, bos_token=ts.bos_token, eos_token=ts.eos_token, limits=limits,
+                   now=now, mode=mode)
 
     def render(
         self,
@@ -90,6 +111,15 @@ class ChatTemplate:
     def _special_tokens(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         # As in apply_chat_template: the tokens first, so explicit kwargs override them.
         return {"bos_token": self.bos_token, "eos_token": self.eos_token, **kwargs}
+
+
+def render_mode(mode: RenderMode | str) -> RenderMode:
+    """Return the RenderMode a name ("hf" or "lenient") stands for."""
+    try:
+        return RenderMode(mode)
+    except ValueError:
+        names = " or ".join(repr(m.value) for m in RenderMode)
+        raise InvalidInputError(f"the render mode must be {names}; found {mode!r}") from None
 
 
 def template_context(

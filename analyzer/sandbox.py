@@ -10,6 +10,7 @@ The checks are plain function calls: no thread or process per render.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from functools import partial, update_wrapper
 from string import Formatter
 from time import perf_counter
@@ -39,8 +40,7 @@ from analyzer.limits import (
 from analyzer.safe_filters import checked_filters
 from analyzer.syntax import CountingStream
 
-# GenerationExtension is re-exported: analyzer.caps parses templates with it.
-__all__ = ["BoundedEnvironment", "BoundingTransformer", "GenerationExtension", "TimedIterable"]
+__all__ = ["BoundedEnvironment", "BoundingTransformer", "TimedIterable"]
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
 _NUMBERS = (int, float, bool, type(None))
@@ -166,11 +166,14 @@ class CheckedEscapeFormatter(CheckedFormatter, EscapeFormatter):
 
 
 class BoundedEnvironment(ImmutableSandboxedEnvironment):
-    """transformers' chat-template sandbox, with every render bounded by RenderLimits."""
+    """transformers' chat-template sandbox, with every render bounded by RenderLimits.
+
+    With `now`, strftime_now formats that fixed moment instead of the current time.
+    """
 
     intercepted_binops = frozenset({"+", "*", "**", "%"})
 
-    def __init__(self, limits: RenderLimits) -> None:
+    def __init__(self, limits: RenderLimits, *, now: datetime | None = None) -> None:
         super().__init__(
             trim_blocks=True,
             lstrip_blocks=True,
@@ -178,7 +181,7 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         )
         self.limits = limits
         self.failing_token_index: int | None = None  # None: the lexer failed, not the parser
-        self.globals.update(hf_globals(limits))
+        self.globals.update(hf_globals(limits, now))
         self.filters.update(checked_filters(limits))
         self.filters["tojson"] = partial(hf_tojson, limits)
         self.filters[LOOP_FILTER] = bounded_loop

@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.diff import diff_split
-from analyzer.errors import AnalyzerError, TemplateRaisedError
+from analyzer.errors import (
+    AnalyzerError,
+    RenderLimitError,
+    SandboxViolationError,
+    TemplateRaisedError,
+)
 from analyzer.model import Comparison, Variant
 from analyzer.render import ChatTemplate
 
@@ -128,6 +133,9 @@ class RenderOutcome:
 
     text: str | None
     error: str = ""
+    # Why it failed: "raised" (the template's raise_exception), "limit", "sandbox" (an
+    # operation the sandbox refuses), "error" (any other Python error); "" when it rendered.
+    failure: str = ""
 
     @property
     def ok(self) -> bool:
@@ -171,11 +179,15 @@ class VariantRenderer:
                 **{**self.defaults, **params["kwargs"]},
             )
         except TemplateRaisedError as exc:
-            return RenderOutcome(None, exc.template_message)
+            return RenderOutcome(None, exc.template_message, "raised")
+        except RenderLimitError as exc:
+            return RenderOutcome(None, str(exc), "limit")
+        except SandboxViolationError as exc:
+            return RenderOutcome(None, str(exc), "sandbox")
         except AnalyzerError as exc:
-            return RenderOutcome(None, str(exc))
+            return RenderOutcome(None, str(exc), "error")
         except Exception as exc:  # noqa: BLE001 - a template may fail in any Python way
-            return RenderOutcome(None, f"{type(exc).__name__}: {exc}")
+            return RenderOutcome(None, f"{type(exc).__name__}: {exc}", "error")
         return RenderOutcome(text)
 
 
