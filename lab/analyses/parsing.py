@@ -193,11 +193,35 @@ PLAIN_SAMPLE = "Hello! How can I help you today?"
 
 def sample_output(result: dict[str, Any]) -> str:
     """Return a model output rendered by the template itself: its tool call, if it has one."""
-    added = {
-        comparison.get("id"): str((comparison.get("diff") or {}).get("right") or "")
-        for comparison in result.get("comparisons") or []
-    }
-    return next((added[cid] for cid in SAMPLE_PREFERENCE if added.get(cid)), PLAIN_SAMPLE)
+    comparisons = {c.get("id"): c for c in result.get("comparisons") or []}
+    prompt = _default_generation_prompt(result)
+    for cid in SAMPLE_PREFERENCE:
+        sample = _assistant_turn(comparisons.get(cid) or {}, prompt)
+        if sample:
+            return sample
+    return PLAIN_SAMPLE
+
+
+def _default_generation_prompt(result: dict[str, Any]) -> str:
+    prompts = result.get("generation_prompts") or []
+    unset = [p for p in prompts if p.get("enable_thinking") is None]
+    return str((unset or prompts or [{}])[0].get("text") or "")
+
+
+def _assistant_turn(comparison: dict[str, Any], prompt: str) -> str:
+    """Cut variant B's difference, widened back to where the generation prompt ends.
+
+    A model's output starts right after the generation prompt; the difference alone may start
+    mid-turn (after an empty thinking block, or inside a channel header).
+    """
+    diff = comparison.get("diff") or {}
+    rendered = str((comparison.get("variant_b") or {}).get("rendered") or "")
+    if not diff.get("right") or not rendered:
+        return ""
+    start, end = len(diff.get("prefix") or ""), len(rendered) - len(diff.get("suffix") or "")
+    at = rendered.rfind(prompt, 0, start) if prompt else -1
+    begin = at + len(prompt) if at >= 0 else start
+    return rendered[begin:end]
 
 
 def generate(result_json: str, options: ParserOptions) -> GeneratedParser:

@@ -70,7 +70,7 @@ def test_a_pasted_template_is_analyzed_and_parses_typed_output_live(
 def test_replay_streams_the_sample_back_in_chunks(page: Page, qwen3: str) -> None:
     paste_and_wait(page, qwen3)
     sample = page.locator("#live-input").get_attribute("data-sample") or ""
-    assert sample.startswith("<tool_call>")
+    assert "<tool_call>" in sample
     page.locator("#live-speed").select_option("16")
     page.locator("#live-tick").select_option("10")
     page.locator("#live-replay").click()

@@ -87,7 +87,8 @@ def test_text_streamed_in_chunks_comes_back_parsed(done_analysis: Analysis) -> N
     assert {reply["type"] for reply in replies} == {"state"}
     final = replies[-1]
     [call] = final["tool_calls"]
-    expected = json.loads(sample.removeprefix("<tool_call>").removesuffix("</tool_call>"))
+    start = sample.index("<tool_call>") + len("<tool_call>")
+    expected = json.loads(sample[start : sample.rindex("</tool_call>")])
     assert call["name"] == expected["name"]
     assert json.loads(call["arguments"]) == expected["arguments"]
     assert final["problem"] is None and final["delta_count"] > 0

@@ -29,10 +29,19 @@ def test_default_options_use_the_tools_the_template_was_rendered_with(qwen3: str
     assert names[0] in parsing.sample_output(result)
 
 
-def test_the_sample_is_the_templates_own_tool_call(qwen3: str) -> None:
+def qwen3_call(sample: str) -> dict[str, Any]:
+    """The JSON inside Qwen3's <tool_call>...</tool_call> (the format read off its source)."""
+    start = sample.index("<tool_call>") + len("<tool_call>")
+    return dict(json.loads(sample[start : sample.rindex("</tool_call>")]))
+
+
+def test_the_sample_is_the_templates_own_assistant_turn_with_a_tool_call(qwen3: str) -> None:
     sample = parsing.sample_output(json.loads(qwen3))
-    # Qwen3 wraps each call in <tool_call>...</tool_call> (read off the template source).
-    assert sample.startswith("<tool_call>") and sample.rstrip().endswith("</tool_call>")
+    # Qwen3 renders a past assistant turn with an empty think block, then the call wrapped in
+    # <tool_call>...</tool_call>; the sample starts right after the generation prompt.
+    assert sample.startswith("<think>\n\n</think>\n\n<tool_call>\n")
+    assert sample.endswith("</tool_call>")
+    assert set(qwen3_call(sample)) == {"name", "arguments"}
 
 
 def test_a_template_without_tools_or_reasoning_gets_a_plain_sample(corpus_templates: Path) -> None:
@@ -65,7 +74,7 @@ def test_streaming_the_sample_in_small_chunks_yields_its_tool_call(qwen3: str) -
     state = live.finish()
     assert state.problem is None
     [call] = state.tool_calls
-    expected = json.loads(sample.removeprefix("<tool_call>").removesuffix("</tool_call>"))
+    expected = qwen3_call(sample)
     assert call.name == expected["name"]
     assert json.loads(call.arguments) == expected["arguments"]
 
