@@ -62,7 +62,13 @@ TOOLS: tuple[dict[str, Any], ...] = (
                        "description": "Page cursor"},
             # Command R+'s template reads additionalProperties of every object parameter.
             "filters": {"type": "object", "description": "Field filters",
-                        "additionalProperties": {}},
+                        "properties": {
+                            "country": {"type": "string"},
+                            "range": {"type": "object", "properties": {
+                                "min": {"type": "integer"}, "max": {"type": "integer"}},
+                                "additionalProperties": False},
+                            "open": {"type": "boolean"}},
+                        "additionalProperties": False},
             "tags": {"type": "array", "description": "Tags", "items": {"type": "string"}}},
             "required": ["query"]}}},
 )
@@ -313,11 +319,21 @@ def render(subject: Subject, messages: list[dict[str, Any]], options: ParseOptio
                                **options.render_kwargs())
 
 
-def case_options(subject: Subject, case: Case, enable_thinking: bool | None) -> ParseOptions:
+def case_options(subject: Subject, case: Case, enable_thinking: bool | None,
+                 with_tools: bool = True) -> ParseOptions:
     """The request a case stands for."""
-    return ParseOptions.make(tools=list(TOOLS), enable_thinking=enable_thinking,
+    return ParseOptions.make(tools=list(TOOLS) if with_tools else [],
+                             enable_thinking=enable_thinking,
                              parallel_tool_calls=case.parallel,
                              chat_template_kwargs=subject.kwargs)
+
+
+def requests(subject: Subject, case: Case) -> Iterator[ParseOptions]:
+    """Yield the requests to try: each thinking setting with tools, then (for a message
+    without calls) without tools, for templates whose tool prompt cannot render."""
+    for with_tools in (True, False) if not case.message.tool_calls else (True,):
+        for enable_thinking in thinking_settings(subject, case):
+            yield case_options(subject, case, enable_thinking, with_tools)
 
 
 def render_case(subject: Subject, case: Case) -> Rendered | str:
@@ -328,12 +344,12 @@ def render_case(subject: Subject, case: Case) -> Rendered | str:
     """
     problems: list[str] = []
     realigned: Rendered | None = None
-    for enable_thinking in thinking_settings(subject, case):
-        options = case_options(subject, case, enable_thinking)
+    for options in requests(subject, case):
         for message in message_forms(case, subject):
             found = render_one(subject, case, options, message)
             if isinstance(found, str):
-                problems.append(f"enable_thinking={enable_thinking}: {found}")
+                tools = "" if options.tools else ", no tools"
+                problems.append(f"enable_thinking={options.enable_thinking}{tools}: {found}")
             elif not found.note:
                 return found
             else:
@@ -363,6 +379,9 @@ def render_one(subject: Subject, case: Case, options: ParseOptions,
     unescaped = unescaped_strings(case, output)
     if unescaped:
         return unescaped
+    if left_open(context, output, subject.analysis):
+        return ("the render leaves the message inside the reasoning block the generation "
+                "prompt opened (no reasoning end before it), which no model output would do")
     return Rendered(options.enable_thinking, options, context, output, note)
 
 
@@ -408,11 +427,18 @@ def closes_empty_reasoning(text: str, analysis: Analysis) -> bool:
 
 
 def turn_end(subject: Subject, before: list[dict[str, Any]], options: ParseOptions) -> str:
-    """Return what the template writes after an assistant turn's content."""
+    """Return what the template writes to close an assistant turn (after any content wrapper).
+
+    The model writes the wrapper's closing marker itself, so it stays in the output.
+    """
     probe = {"role": "assistant", "content": TURN_PROBE}
     text = render(subject, [*before, probe], options, False)
     at = text.rfind(TURN_PROBE)
-    return text[at + len(TURN_PROBE):] if at >= 0 else ""
+    closing = text[at + len(TURN_PROBE):] if at >= 0 else ""
+    wrapper_end = subject.analysis.content.end.strip()
+    if wrapper_end and closing.lstrip().startswith(wrapper_end):
+        return closing.lstrip()[len(wrapper_end):]
+    return closing
 
 
 def cut_turn_end(output: str, closing: str, known: tuple[str, ...]) -> str:
@@ -439,6 +465,13 @@ def invisible_parts(case: Case, output: str) -> str:
     return ", ".join(missing)
 
 
+def left_open(context: PromptContext, output: str, analysis: Analysis) -> bool:
+    """Tell whether the parse starts inside reasoning that the output never closes."""
+    start, end = analysis.reasoning.start.strip(), analysis.reasoning.end.strip()
+    opened = bool(start) and start in context.tail and end not in context.tail
+    return opened and bool(end) and end not in output
+
+
 def unescaped_strings(case: Case, output: str) -> str:
     """Say which string argument the template writes unescaped inside its own quote character.
 
@@ -458,8 +491,8 @@ def unescaped_strings(case: Case, output: str) -> str:
 
 def verify_case(subject: Subject, case: Case) -> CaseResult:
     """Render, cut, parse back and compare one case; check the grammar on the same text."""
-    expected = expected_message(case)
     rendered = render_case(subject, case)
+    expected = expected_message(case, rendered.output if isinstance(rendered, Rendered) else "")
     if isinstance(rendered, str):
         skipped = GrammarCheck(Outcome.SKIP, "", "the case was not rendered")
         return CaseResult(case.name, Outcome.SKIP, None, "", expected, None, (), skipped,
@@ -480,12 +513,20 @@ def verify_case(subject: Subject, case: Case) -> CaseResult:
     )
 
 
-def expected_message(case: Case) -> Message:
-    """The message to compare with: call ids only when the case checks them."""
-    if case.check_ids:
-        return case.message
-    calls = tuple(replace(c, id="") for c in case.message.tool_calls)
+def expected_message(case: Case, output: str) -> Message:
+    """The message to compare with: call ids only when the case checks them, and without the
+    null arguments the template leaves out (an absent argument reads as null)."""
+    calls = tuple(replace(c, id=c.id if case.check_ids else "",
+                          arguments=shown_arguments(c.arguments, output))
+                  for c in case.message.tool_calls)
     return replace(case.message, tool_calls=calls)
+
+
+def shown_arguments(arguments: str, output: str) -> str:
+    """Drop null arguments whose name the output does not show."""
+    values = json.loads(arguments)
+    kept = {k: v for k, v in values.items() if v is not None or not output or k in output}
+    return arguments if kept == values else json.dumps(kept, ensure_ascii=False)
 
 
 def parse(subject: Subject, rendered: Rendered) -> tuple[Message | None, str]:
@@ -538,6 +579,8 @@ def check_grammar(subject: Subject, case: Case, rendered: Rendered) -> GrammarCh
     """Check the output against the grammar built for the same request."""
     if subject.analysis.tools.format.mode == ToolFormat.NONE:
         return GrammarCheck(Outcome.SKIP, "", "the analysis found no tool-call format")
+    if not rendered.options.tools:
+        return GrammarCheck(Outcome.SKIP, "", "the case was rendered without tools")
     mode = "required" if case.message.tool_calls else "auto"
     try:
         result = build_tool_grammar(
