@@ -36,6 +36,13 @@ def fake_hub(corpus_templates: Path) -> Iterator[object]:
     hub.add(FakeRepo("tests/no-template", {"README.md": b"# nothing here\n"}))
     hub.add(FakeRepo("tests/slow", {"chat_template.jinja": template}, delay=3.0))
     hub.add(FakeRepo("tests/named", {"tokenizer_config.json": _named_config(corpus_templates)}))
+    hermes = (corpus_templates / "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja").read_bytes()
+    files = {
+        "chat_template.jinja": template,
+        "additional_chat_templates/tool_use.jinja": hermes,
+        "tokenizer_config.json": b'{"bos_token": "<s>", "eos_token": "<|im_end|>"}',
+    }
+    hub.add(FakeRepo("tests/named-files", files))
     hub.start()
     yield hub
     hub.stop()

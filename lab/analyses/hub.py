@@ -25,6 +25,7 @@ from huggingface_hub.errors import (
 
 # Where transformers looks, in its order of preference.
 TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json")
+ADDITIONAL_DIR = "additional_chat_templates"
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class HubFile:
     filename: str
     data: bytes
     tokenizer_config: bytes  # for bos/eos when the template sits in its own file; may be empty
+    # Named templates stored as files (chat_template.jinja is "default", the others live in
+    # additional_chat_templates/NAME.jinja); empty when names live inside a JSON config.
+    file_names: tuple[str, ...] = ()
+    template_name: str = ""
 
 
 class HubFetchError(Exception):
@@ -53,21 +58,36 @@ def endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
 
-def fetch_chat_template(repo_id: str, revision: str = "") -> HubFile:
+def fetch_chat_template(repo_id: str, revision: str = "", template_name: str = "") -> HubFile:
     """Resolve the revision, pick the repo's chat template file and download it."""
     api = HfApi(endpoint=endpoint())
     with _hub_errors(repo_id, revision, filename=""):
         info = api.model_info(repo_id, revision=revision or None, timeout=settings.LAB_HUB_TIMEOUT)
     siblings = {s.rfilename for s in info.siblings or []}
+    commit = info.sha or ""
     filename = next((name for name in TEMPLATE_FILES if name in siblings), "")
     if not filename:
-        raise HubFetchError("file_missing", _missing_message(repo_id, info.sha or "", siblings))
-    commit = info.sha or ""
+        raise HubFetchError("file_missing", _missing_message(repo_id, commit, siblings))
+    file_names = _file_names(siblings) if filename == "chat_template.jinja" else ()
+    if template_name and template_name != "default" and template_name in file_names:
+        filename = f"{ADDITIONAL_DIR}/{template_name}.jinja"
     data = _download(repo_id, commit, filename)
     config = b""
     if filename != "tokenizer_config.json" and "tokenizer_config.json" in siblings:
         config = _download(repo_id, commit, "tokenizer_config.json")
-    return HubFile(repo_id, revision, commit, filename, data, config)
+    chosen = template_name if template_name in file_names else ""
+    return HubFile(repo_id, revision, commit, filename, data, config, file_names, chosen)
+
+
+def _file_names(siblings: set[str]) -> tuple[str, ...]:
+    """Named templates kept as files: default plus additional_chat_templates/NAME.jinja."""
+    prefix, suffix = f"{ADDITIONAL_DIR}/", ".jinja"
+    extra = sorted(
+        name[len(prefix) : -len(suffix)]
+        for name in siblings
+        if name.startswith(prefix) and name.endswith(suffix) and "/" not in name[len(prefix) :]
+    )
+    return ("default", *extra) if extra else ()
 
 
 def special_tokens(tokenizer_config: bytes) -> tuple[str, str]:

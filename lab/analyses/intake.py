@@ -80,10 +80,8 @@ class TemplateChoiceNeeded(Exception):
 
 def ingest_from_hub(repo_id: str, revision: str = "", template_name: str = "") -> Analysis:
     """Fetch a repo's chat template, store it with its resolved commit, return its analysis."""
-    fetched = hub.fetch_chat_template(repo_id, revision)
-    loaded = engine.load_file(fetched.data, fetched.filename, template_name or None)
-    if not template_name and len(loaded.available_names) > 1:
-        raise TemplateChoiceNeeded(loaded.available_names)
+    fetched = hub.fetch_chat_template(repo_id, revision, template_name)
+    loaded = _load_hub_file(fetched, template_name)
     if fetched.tokenizer_config:
         bos, eos = hub.special_tokens(fetched.tokenizer_config)
         loaded = replace(
@@ -98,6 +96,25 @@ def ingest_from_hub(repo_id: str, revision: str = "", template_name: str = "") -
         filename=fetched.filename,
         file_sha256=hashlib.sha256(fetched.data).hexdigest(),
     )
+
+
+def _load_hub_file(fetched: hub.HubFile, template_name: str) -> engine.TemplateSource:
+    """Read the named template the request picked; ask for a pick when there are several."""
+    if fetched.file_names:  # one template per file: names come from the file list
+        if not template_name and len(fetched.file_names) > 1:
+            raise TemplateChoiceNeeded(fetched.file_names)
+        if template_name and template_name not in fetched.file_names:
+            raise hub.HubFetchError(
+                "template_not_found",
+                f"{fetched.repo_id} has no chat template named '{template_name}'; "
+                f"it has {', '.join(fetched.file_names)}.",
+            )
+        loaded = engine.load_file(fetched.data, fetched.filename)
+        return replace(loaded, name=template_name or "default", available_names=fetched.file_names)
+    loaded = engine.load_file(fetched.data, fetched.filename, template_name or None)
+    if not template_name and len(loaded.available_names) > 1:
+        raise TemplateChoiceNeeded(loaded.available_names)
+    return loaded
 
 
 def ingest_upload(data: bytes, filename: str) -> Analysis:

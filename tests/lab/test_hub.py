@@ -32,6 +32,21 @@ def test_it_reads_tokenizer_config_when_there_is_no_template_file(hub_env: Any) 
     assert hub.special_tokens(fetched.data) == ("<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>")
 
 
+def test_templates_kept_as_files_are_listed_and_picked_by_name(
+    hub_env: Any, corpus_templates: Path
+) -> None:
+    default = hub.fetch_chat_template("tests/named-files")
+    assert (default.filename, default.file_names) == (
+        "chat_template.jinja",
+        ("default", "tool_use"),
+    )
+    picked = hub.fetch_chat_template("tests/named-files", template_name="tool_use")
+    assert picked.filename == "additional_chat_templates/tool_use.jinja"
+    hermes = corpus_templates / "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja"
+    assert picked.data == hermes.read_bytes()
+    assert hub.special_tokens(picked.tokenizer_config) == ("<s>", "<|im_end|>")
+
+
 def _failure(repo_id: str, revision: str = "") -> hub.HubFetchError:
     with pytest.raises(hub.HubFetchError) as caught:
         hub.fetch_chat_template(repo_id, revision)

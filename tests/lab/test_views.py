@@ -171,6 +171,23 @@ def test_a_hub_repo_with_several_named_templates_asks_which_one(
     assert TemplateOrigin.objects.get().template_name == "tool_use"
 
 
+def test_a_hub_repo_with_additional_template_files_offers_them_by_name(
+    submit: Callable[..., Any], hub_env: Any, corpus_templates: Path
+) -> None:
+    asked = submit("/new/hub/", {"repo_id": "tests/named-files"}, **HTMX)
+    assert asked.status_code == 422
+    assert '<option value="default">' in asked.content.decode()
+    submit("/new/hub/", {"repo_id": "tests/named-files", "named_template": "tool_use"})
+    template = Template.objects.get()
+    hermes = corpus_templates / "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja"
+    assert template.source == hermes.read_text()
+    assert (template.template_name, template.eos_token) == ("tool_use", "<|im_end|>")
+    origin = TemplateOrigin.objects.get()
+    assert origin.filename == "additional_chat_templates/tool_use.jinja"
+    missing = submit("/new/hub/", {"repo_id": "tests/named-files", "named_template": "nope"})
+    assert "has no chat template named &#x27;nope&#x27;" in missing.content.decode()
+
+
 def test_a_failed_analysis_shows_its_error_and_keeps_the_template(
     submit: Callable[..., Any], client: Client
 ) -> None:
