@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +45,15 @@ def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]
     return {**browser_context_args, "viewport": {"width": 1400, "height": 1000}}
 
 
+@dataclass
+class LabStack:
+    url: str
+    worker: subprocess.Popen[bytes]
+
+
 @pytest.fixture(scope="session")
-def lab_url(fake_hub: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Start the lab's processes on a fresh database; return its base URL."""
+def lab_stack(fake_hub: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabStack]:
+    """Start the lab's processes on a fresh database."""
     work = tmp_path_factory.mktemp("lab-stack")
     env = {
         **os.environ,
@@ -60,10 +68,11 @@ def lab_url(fake_hub: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     try:
         valkey, env["REDIS_URL"] = start_valkey(work / "valkey", log=work / "valkey.log")
         processes.append(valkey)
-        processes.append(start_worker(env, concurrency=1, log=work / "worker.log"))
+        worker = start_worker(env, concurrency=1, log=work / "worker.log")
+        processes.append(worker)
         port = free_port()
         processes.append(start_web(env, "127.0.0.1", port, log=work / "web.log"))
-        yield f"http://127.0.0.1:{port}"
+        yield LabStack(f"http://127.0.0.1:{port}", worker)
     finally:
         stop(processes)
         _keep_logs(work)
@@ -77,9 +86,9 @@ def _keep_logs(work: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def base_url(lab_url: str) -> str:
+def base_url(lab_stack: LabStack) -> str:
     """Let `page.goto("/")` reach the lab."""
-    return lab_url
+    return lab_stack.url
 
 
 @pytest.fixture

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -65,6 +68,24 @@ def test_a_pasted_template_is_analyzed_and_parses_typed_output_live(
     expect(arguments).to_contain_text('"pa_city": "Paris <b>&</b>"')
     expect(page.locator("#live-tool-calls .tool-name")).to_have_text(probe)
     screenshot("live-parse-typed", "#live")
+
+
+def test_the_status_moves_from_queued_to_done_without_a_reload(
+    page: Page, lab_stack: Any, corpus_templates: Path
+) -> None:
+    source = (corpus_templates / "mistralai-Mistral-Nemo-Instruct-2407.jinja").read_text()
+    os.kill(lab_stack.worker.pid, signal.SIGSTOP)  # hold the worker so the queue is visible
+    try:
+        page.goto("/")
+        page.locator("#id_source").fill(source)
+        page.locator("#paste-submit").click()
+        expect(page.locator("#analysis-status .badge")).to_have_text("queued")
+        page.evaluate("window.stillTheSamePage = true")
+    finally:
+        os.kill(lab_stack.worker.pid, signal.SIGCONT)
+    expect(page.locator("#analysis-status .badge")).to_have_text("done", timeout=30_000)
+    expect(page.locator("#cmp-T1")).to_be_visible()
+    assert page.evaluate("window.stillTheSamePage") is True
 
 
 def test_replay_streams_the_sample_back_in_chunks(page: Page, qwen3: str) -> None:
