@@ -49,6 +49,12 @@ def _granite_markers(analysis: Analysis) -> Analysis:
     return dataclasses.replace(analysis, reasoning=reasoning, content=content)
 
 
+def _think_tags(analysis: Analysis) -> Analysis:
+    reasoning = ReasoningAnalysis(ReasoningMode.TAG_BASED, "<think>", "</think>",
+                                  analysis.reasoning.field)
+    return dataclasses.replace(analysis, reasoning=reasoning)
+
+
 def _lfm2_python_calls(analysis: Analysis) -> Analysis:
     # The format LFM2.5-8B-A1B's template renders; its siblings list tools but never render calls.
     tools = ToolsAnalysis(
@@ -70,6 +76,14 @@ WORKAROUNDS: tuple[Workaround, ...] = (
                             "response between <response></response>"),
         patch=_granite_markers,
         why="Granite 3.3 never renders reasoning; only its system prompt names the markers.",
+    ),
+    Workaround(
+        name="kimi-k2-think-tags",
+        applies=lambda source, analysis: analysis.reasoning.mode == ReasoningMode.NONE
+        and "<|tool_calls_section_begin|>" in source and "<|im_assistant|>" in source,
+        patch=_think_tags,
+        why="Kimi K2 models write `<think>...</think>` before the answer, as the later K2 "
+            "templates render it; the first K2 template drops reasoning, so no render shows it.",
     ),
     Workaround(
         name="lfm2-python-calls",

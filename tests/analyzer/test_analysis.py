@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,9 +12,10 @@ import pytest
 from analyzer import ANALYZER_VERSION, analyze
 from analyzer.errors import TemplateRenderError
 from analyzer.loading import TemplateSource
-from analyzer.model import Analysis
+from analyzer.model import Analysis, RenderMode
 
-FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
+ROOT = Path(__file__).resolve().parents[2]
+FORMATS = ROOT / "templates_corpus" / "formats"
 FORMAT_FILES = sorted(FORMATS.glob("*.jinja"))
 
 
@@ -92,3 +96,68 @@ def test_a_template_source_object_is_accepted() -> None:
     source = TemplateSource(source=(FORMATS / "plain.jinja").read_text(), name="tool_use",
                             available_names=("default", "tool_use"))
     assert analyze(source).template_name == "tool_use"
+
+
+DATED = "{{ strftime_now('%d %b %Y %H:%M') }}{% for m in messages %}{{ m.content }}{% endfor %}"
+# Prints the template rendered on the real clock, then its uncached analysis.
+CLOCK_PROBE = """
+import sys
+from analyzer.analysis import analyze_uncached
+from analyzer.canonical import analysis_to_json
+from analyzer.loading import TemplateSource
+from analyzer.render import ChatTemplate
+source = sys.stdin.read()
+print(ChatTemplate(source).render([]))
+print(analysis_to_json(analyze_uncached(TemplateSource(source=source))))
+"""
+
+
+def on_clock_of(time_zone: str) -> tuple[str, str]:
+    """Render and analyze DATED in a process whose local clock is in time_zone."""
+    result = subprocess.run(
+        [sys.executable, "-c", CLOCK_PROBE], input=DATED, capture_output=True, text=True,
+        cwd=ROOT, env={**os.environ, "TZ": time_zone}, check=True,
+    )
+    now, analysis = result.stdout.splitlines()
+    return now, analysis
+
+
+def test_an_analysis_is_the_same_whatever_the_real_clock_says() -> None:
+    # POSIX time zones 26 hours apart (UTC+14, UTC-12): the two local dates always differ.
+    east_now, east = on_clock_of("EAST-14")
+    west_now, west = on_clock_of("WEST+12")
+    assert east_now != west_now
+    assert east == west
+    assert "01 Jan 2025 12:00" in east
+
+
+QUEUE_TEMPLATE = (
+    "{% set q = namespace(ids=[]) %}{% for m in messages %}"
+    "{% if m.tool_calls %}{% for c in m.tool_calls %}{% set _ = q.ids.append(c.id) %}"
+    "<call>{{ c.function.name }}:{{ c.function.arguments|tojson }}</call>{% endfor %}"
+    "{% else %}<{{ m.role }}>{{ m.content }}{% endif %}<end>{% endfor %}"
+)
+
+
+def test_a_template_transformers_refuses_is_analyzed_leniently_and_says_why() -> None:
+    analysis = analyze(QUEUE_TEMPLATE)
+    assert analysis.render_mode == RenderMode.LENIENT
+    assert "access to attribute 'append' of 'list' object is unsafe" in analysis.render_note
+    assert "lenient mode" in analysis.render_note
+    assert analysis.caps.supports_tool_calls
+    layout = analysis.tools.format
+    assert (layout.per_call_start, layout.per_call_end) == ("<call>", "</call>")
+    assert analysis.tools.function.name_suffix == ":"
+
+
+def test_a_template_transformers_renders_is_analyzed_exactly() -> None:
+    analysis = analyze((FORMATS / "tools_tagged.jinja").read_text())
+    assert (analysis.render_mode, analysis.render_note) == (RenderMode.HF, "")
+
+
+def test_failures_lenient_mode_cannot_avoid_keep_the_exact_mode() -> None:
+    # A type error and the template's own refusal happen the same way in both modes.
+    for source in ("{{ messages[0].content + 1 }}",
+                   "{% if tools %}{{ raise_exception('no tools') }}{% endif %}"
+                   "{% for m in messages %}{{ m.content }}{% endfor %}"):
+        assert analyze(source).render_mode == RenderMode.HF

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from analyzer import ANALYZER_VERSION, analysis_from_json, analysis_to_json, analyze
-from analyzer.analysis import run_analysis, with_fixed_clock
+from analyzer.analysis import analyze_uncached
 from analyzer.canonical import CanonicalJsonError
 from analyzer.loading import TemplateSource
-from analyzer.render import ChatTemplate
 
 FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
 
@@ -26,8 +25,7 @@ def test_round_trip_rebuilds_an_equal_analysis(name: str) -> None:
 
 def fresh_json(source: str) -> str:
     """Analyze without the per-process caches: compile anew and render everything again."""
-    chat = with_fixed_clock(ChatTemplate(source))
-    return analysis_to_json(run_analysis(TemplateSource(source=source), chat))
+    return analysis_to_json(analyze_uncached(TemplateSource(source=source)))
 
 
 def test_two_uncached_runs_give_identical_bytes() -> None:

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from analyzer import analysis_from_json, analysis_to_json
-from analyzer.analysis import run_analysis, with_fixed_clock
+from analyzer.analysis import analyze_uncached
 from analyzer.cli import main, subcommand_modules
 from analyzer.loading import TemplateSource
-from analyzer.render import ChatTemplate
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ROOT / "templates_corpus" / "formats"
@@ -72,5 +71,5 @@ def test_analyze_succeeds_on_every_corpus_template(path: Path,
     printed = capsys.readouterr().out
     # A second, uncached analysis (fresh compile, every render again) gives the same bytes.
     source = TemplateSource(source=path.read_text(encoding="utf-8"))
-    again = run_analysis(source, with_fixed_clock(ChatTemplate(source.source)))
+    again = analyze_uncached(source)
     assert printed == analysis_to_json(again) + "\n"

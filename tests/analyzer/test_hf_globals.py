@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from analyzer.errors import TemplateRaisedError, TemplateRenderError
+from analyzer.hf_globals import fixed_strftime_now
+from analyzer.limits import RenderLimits
 from analyzer.render import ChatTemplate
+from analyzer.sandbox import BoundedEnvironment
 
 USER = {"role": "user", "content": "Hi"}
 
@@ -66,3 +69,11 @@ def test_namespace_accepts_a_mapping_and_an_attribute_named_self() -> None:
 def test_tojson_of_an_undefined_value_is_a_render_error() -> None:
     with pytest.raises(TemplateRenderError, match="TypeError: Object of type Undefined"):
         render("{{ missing|tojson }}")
+
+
+def test_a_fixed_strftime_now_exposes_no_clock_internals() -> None:
+    strftime_at = fixed_strftime_now(datetime(2025, 1, 1, 12, 0))
+    assert strftime_at("%d %b %Y") == "01 Jan 2025"
+    env = BoundedEnvironment(RenderLimits(), now=datetime(2025, 1, 1, 12, 0))
+    # A closure, not functools.partial: there is no `.func` or `.args` for a template to read.
+    assert env.from_string("[{{ strftime_now.func }}{{ strftime_now.args }}]").render() == "[]"

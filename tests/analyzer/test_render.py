@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -157,3 +158,15 @@ def test_tools_must_be_schema_dicts() -> None:
 def test_rendering_twice_gives_the_same_text() -> None:
     template = ChatTemplate("{% for m in messages %}{{ loop.index }}:{{ m.content }}{% endfor %}")
     assert template.render([USER, USER]) == template.render([USER, USER]) == "1:Hi2:Hi"
+
+
+def test_a_fixed_now_is_what_strftime_now_formats() -> None:
+    chat = ChatTemplate("{{ strftime_now('%Y-%m-%d %H:%M') }}", now=datetime(2024, 2, 29, 23, 5))
+    assert chat.render([USER]) == "2024-02-29 23:05"
+    assert chat.now == datetime(2024, 2, 29, 23, 5)
+
+
+def test_without_now_strftime_now_reads_the_real_clock() -> None:
+    before = datetime.now().strftime("%Y-%m-%d")
+    rendered = ChatTemplate("{{ strftime_now('%Y-%m-%d') }}").render([USER])
+    assert rendered in (before, datetime.now().strftime("%Y-%m-%d"))  # midnight may pass
