@@ -42,7 +42,7 @@ class Template(models.Model):
     def display_name(self) -> str:
         origin = self.origins.order_by("created_at").first()
         if origin is None or origin.kind == TemplateOrigin.Kind.PASTE:
-            return f"template {self.short_sha}"
+            return "pasted template"
         return origin.label
 
 
