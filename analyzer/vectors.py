@@ -179,14 +179,15 @@ def call_differences(expected: list[Mapping[str, Any]], actual: Message,
             found.append(f"{where}.id: expected {want.get('id')!r}, actual {got.id!r}")
         wanted = want.get("arguments") or ""
         wanted_value = json_value(wanted, partial) if isinstance(wanted, str) else wanted
-        if wanted_value != json_value(got.arguments, partial):
+        got_value = json_value(got.arguments, partial)
+        if got_value is INVALID or wanted_value is INVALID or wanted_value != got_value:
             shown = wanted if isinstance(wanted, str) else json.dumps(wanted, ensure_ascii=False)
             found.append(f"{where}.arguments:\n    expected {shown!r}\n"
                          f"    actual   {got.arguments!r}")
     return found
 
 
-_INVALID = object()
+INVALID = object()  # arguments that are not JSON, in a complete output
 
 
 def json_value(text: str, partial: bool) -> Any:
@@ -194,7 +195,7 @@ def json_value(text: str, partial: bool) -> Any:
     try:
         return json.loads(text)
     except ValueError:
-        return "" if partial else _INVALID
+        return "" if partial else INVALID
 
 
 def describe_failure(result: VectorResult) -> str:

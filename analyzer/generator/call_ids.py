@@ -11,20 +11,27 @@ from analyzer.generator.build import Build, lit
 from analyzer.model import CallIdPosition
 
 
-def id_between_markers(prefix: str, suffix: str, stop: str) -> p.Expr:
+def id_between_markers(prefix: str, suffix: str, stop: str, captured: bool = True) -> p.Expr:
     """Match an optional `prefix ID suffix` (the id runs to suffix, or to stop without one)."""
     end = suffix.strip() or stop.strip()
-    if not prefix.strip() or not end:
+    if not end:
         return p.eps()
-    return p.optional(lit(prefix) + p.call_id(p.until(end)) + lit(suffix))
+    ident = p.call_id(p.until(end)) if captured else p.until(end)
+    if not prefix.strip():
+        return ident + lit(suffix)  # no opening marker: the id runs from here
+    return p.optional(lit(prefix) + ident + lit(suffix))
 
 
-def id_at(b: Build, position: CallIdPosition) -> p.Expr:
+def id_at(b: Build, position: CallIdPosition, captured: bool = True) -> p.Expr:
     """Match the call id the template writes at this position (nothing elsewhere)."""
-    ident = b.analysis.tools.call_id
+    tools = b.analysis.tools
+    ident = tools.call_id
     if ident.pos != position:
         return p.eps()
-    return id_between_markers(ident.prefix, ident.suffix, b.analysis.tools.arguments.start)
+    # An id written before the name runs to the name; elsewhere, to the arguments.
+    stop = (tools.function.name_prefix if position == CallIdPosition.PRE_FUNC_NAME
+            else tools.arguments.start)
+    return id_between_markers(ident.prefix, ident.suffix, stop, captured)
 
 
 def named(b: Build, name: str) -> p.Expr:

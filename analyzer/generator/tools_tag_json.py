@@ -26,7 +26,7 @@ def function_head(b: Build, name: str, captured: bool) -> p.Expr:
     fun = b.analysis.tools.function
     name_part = named(b, name) if captured else plain_name(b, name)
     suffix = spaced(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
-    opening = id_at(b, CallIdPosition.PRE_FUNC_NAME) if captured else p.eps()
+    opening = id_at(b, CallIdPosition.PRE_FUNC_NAME, captured)
     return opening + name_part + suffix
 
 

@@ -49,7 +49,7 @@ def function_head(b: Build, name: str, captured: bool) -> p.Expr:
     fun = b.analysis.tools.function
     name_part = named(b, name) if captured else plain_name(b, name)
     suffix = spaced(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
-    return name_part + suffix
+    return id_at(b, CallIdPosition.PRE_FUNC_NAME, captured) + name_part + suffix
 
 
 def function_call(b: Build, definition: Mapping[str, Any]) -> p.Expr:

@@ -1,0 +1,346 @@
+"""Generated parsers on the small format templates: every reasoning, content and tool mode.
+
+Each expectation is read off the template itself (templates_corpus/formats/*.jinja), not off
+the parser's output: the output strings below are what those templates render for a call.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analyzer.analysis import analyze
+from analyzer.generator import generate_parser, parse_output
+from analyzer.loading import load_template_file
+from analyzer.message import Message
+from analyzer.model import Analysis
+from analyzer.options import ParseOptions
+from analyzer.peg import PegParseError
+
+FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "metric": {"type": "boolean"},
+                },
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather_alerts",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    },
+]
+
+
+@cache
+def analysis_of(name: str) -> Analysis:
+    return analyze(load_template_file(FORMATS / f"{name}.jinja"))
+
+
+def parse(name: str, output: str, *, partial: bool = False, **options: Any) -> Message:
+    if "tools" not in options:
+        options["tools"] = TOOLS
+    return parse_output(analysis_of(name), ParseOptions.make(**options), output, partial=partial)
+
+
+def calls(message: Message) -> list[tuple[str, Any, str]]:
+    return [(c.name, json.loads(c.arguments), c.id) for c in message.tool_calls]
+
+
+# Reasoning modes ---------------------------------------------------------------------------
+
+
+def test_tag_based_reasoning_is_split_from_content() -> None:
+    message = parse("think_tag_based", "<think>plan it</think>The answer.")
+    assert (message.reasoning_content, message.content) == ("plan it", "The answer.")
+
+
+def test_reasoning_format_none_keeps_reasoning_in_content() -> None:
+    message = parse("think_tag_based", "<think>plan it</think>The answer.", reasoning_format="none")
+    assert (message.reasoning_content, message.content) == ("", "<think>plan it</think>The answer.")
+
+
+def test_forced_open_prompt_makes_the_output_start_inside_reasoning() -> None:
+    message = parse("think_forced_open", "plan it</think>The answer.", enable_thinking=True)
+    assert (message.reasoning_content, message.content.strip()) == ("\nplan it", "The answer.")
+
+
+def test_forced_open_with_reasoning_none_shows_the_prompts_opening_in_content() -> None:
+    message = parse(
+        "think_forced_open",
+        "plan it</think>The answer.",
+        enable_thinking=True,
+        reasoning_format="none",
+    )
+    assert message.content == "<think>\nplan it</think>The answer."
+
+
+def test_forced_closed_prompt_leaves_the_output_to_content() -> None:
+    message = parse("think_forced_closed", "The answer.", enable_thinking=False)
+    assert (message.reasoning_content.strip(), message.content) == ("", "The answer.")
+
+
+def test_unclosed_reasoning_stays_reasoning() -> None:
+    message = parse(
+        "think_forced_open", "still thinking when the budget ran out", enable_thinking=True
+    )
+    assert (message.reasoning_content.strip(), message.content) == (
+        "still thinking when the budget ran out",
+        "",
+    )
+
+
+def test_delimiter_reasoning_runs_to_the_delimiter() -> None:
+    message = parse("think_delimiter", "plan it\n[BEGIN FINAL RESPONSE]\nThe answer.")
+    assert (message.reasoning_content.strip(), message.content.strip()) == (
+        "plan it",
+        "The answer.",
+    )
+
+
+def test_without_the_delimiter_everything_is_content() -> None:
+    message = parse("think_delimiter", "The answer.")
+    assert (message.reasoning_content, message.content) == ("", "The answer.")
+
+
+def test_tools_only_reasoning_before_a_json_action() -> None:
+    output = (
+        '<|THINK|>need weather<|/THINK|><|ACTION|>[{"name": "get_weather", '
+        '"arguments": {"city": "Paris"}}]<|/ACTION|>'
+    )
+    message = parse("think_tools_only", output)
+    assert message.reasoning_content == "need weather"
+    assert calls(message) == [("get_weather", {"city": "Paris"}, "")]
+
+
+# Content modes -----------------------------------------------------------------------------
+
+
+def test_plain_content_is_the_whole_output() -> None:
+    assert parse("plain", "Hello\nthere").content == "Hello\nthere"
+
+
+def test_a_turn_end_marker_is_not_content() -> None:
+    assert parse("plain", "Hello<|end|>").content == "Hello"
+
+
+def test_always_wrapped_content_loses_its_wrapper() -> None:
+    assert parse("content_wrapped", "<response>Hi there</response>").content == "Hi there"
+
+
+def test_content_wrapped_after_reasoning() -> None:
+    message = parse("content_wrapped_with_reasoning", "<think>plan</think><answer>Hi</answer>")
+    assert (message.reasoning_content, message.content) == ("plan", "Hi")
+
+
+def test_response_format_json_in_a_fence() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    message = parse("plain", '```json\n{"a": 1}\n```', json_schema=schema)
+    assert json.loads(message.content) == {"a": 1}
+
+
+# Tool formats ------------------------------------------------------------------------------
+
+
+def test_json_native_calls_between_per_call_markers() -> None:
+    output = (
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+        '\n<tool_call>\n{"arguments": {"city": "Oslo"}, "name": "get_weather_alerts"}\n'
+        "</tool_call>"
+    )
+    message = parse("tools_json_native", output, parallel_tool_calls=True)
+    assert calls(message) == [
+        ("get_weather", {"city": "Paris"}, ""),
+        ("get_weather_alerts", {"city": "Oslo"}, ""),
+    ]
+
+
+def test_json_array_with_an_id_field() -> None:
+    output = (
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]'
+    )
+    assert calls(parse("tools_json_array", output)) == [
+        ("get_weather", {"city": "Paris"}, "a1b2c3d4e")
+    ]
+
+
+def test_markdown_block_with_renamed_fields() -> None:
+    output = (
+        'Action:\n```json\n[\n    {"tool_name": "get_weather", "parameters": '
+        '{"city": "Paris"}}\n]\n```'
+    )
+    assert calls(parse("tools_markdown", output)) == [("get_weather", {"city": "Paris"}, "")]
+
+
+def test_function_name_as_the_key() -> None:
+    output = '<|tools_prefix|>[{"get_weather": {"city": "Paris", "days": 2}}]<|tools_suffix|>'
+    assert calls(parse("tools_name_as_key", output)) == [
+        ("get_weather", {"city": "Paris", "days": 2}, "")
+    ]
+
+
+def test_tag_with_json_arguments() -> None:
+    output = 'Checking.<function=get_weather>{"city": "Paris"}</function>'
+    message = parse("tools_tag_json", output)
+    assert (message.content, calls(message)) == (
+        "Checking.",
+        [("get_weather", {"city": "Paris"}, "")],
+    )
+
+
+def test_tagged_arguments_are_typed_by_schema_even_in_python_spelling() -> None:
+    output = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nSan Jose\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n<parameter=metric>\nTrue\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    assert calls(parse("tools_tagged", output)) == [
+        ("get_weather", {"city": "San Jose", "days": 3, "metric": True}, "")
+    ]
+
+
+def test_tagged_value_keeps_its_own_trailing_newline() -> None:
+    output = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nline one\nline two\n\n"
+        "</parameter>\n</function>\n</tool_call>"
+    )
+    assert calls(parse("tools_tagged", output))[0][1] == {"city": "line one\nline two\n"}
+
+
+def test_call_id_between_name_and_arguments() -> None:
+    output = '[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}'
+    assert calls(parse("tools_bracket_id", output)) == [
+        ("get_weather", {"city": "Paris"}, "a1b2c3d4e")
+    ]
+
+
+def test_call_id_before_the_name() -> None:
+    output = (
+        "<|tool_calls|><|call:begin|>call_7<|call:name|>get_weather<|call:args|>"
+        '{"city": "Paris"}<|call:end|><|calls_end|>'
+    )
+    assert calls(parse("tools_id_first", output)) == [("get_weather", {"city": "Paris"}, "call_7")]
+
+
+def test_call_id_after_the_arguments() -> None:
+    output = '<call>get_weather<args>{"city": "Paris"}</args><id>call_9</id></call>'
+    assert calls(parse("tools_id_after", output)) == [("get_weather", {"city": "Paris"}, "call_9")]
+
+
+def test_an_indexed_call_is_named_by_its_whole_token() -> None:
+    output = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
+        "<|tool_calls_section_end|>"
+    )
+    assert calls(parse("tools_indexed", output)) == [
+        ("get_weather", {"city": "Paris"}, "functions.get_weather:0")
+    ]
+
+
+def test_python_call_syntax_with_python_literals() -> None:
+    output = "<|tool_call_start|>[get_weather(city='Paris', days=3, metric=False)]<|tool_call_end|>"
+    assert calls(parse("tools_python_call", output)) == [
+        ("get_weather", {"city": "Paris", "days": 3, "metric": False}, "")
+    ]
+
+
+def test_values_closed_by_a_tag_echoing_the_name() -> None:
+    output = ('<tool_call><invoke name="get_weather"><city>Paris</city><days>3</days></invoke>'
+              "</tool_call>")
+    assert calls(parse("tools_echo", output)) == [("get_weather", {"city": "Paris", "days": 3}, "")]
+
+
+def test_value_prefix_naming_the_json_type() -> None:
+    output = (
+        '<call tool="get_weather"><arg key="city" type="string">Paris</arg>'
+        '<arg key="days" type="number">3</arg></call>'
+    )
+    assert calls(parse("tools_typed_attr", output)) == [
+        ("get_weather", {"city": "Paris", "days": 3}, "")
+    ]
+
+
+# Never lose data ---------------------------------------------------------------------------
+
+
+def test_a_call_of_an_undeclared_function_stays_visible_as_content() -> None:
+    output = '<function=delete_everything>{"really": true}</function>'
+    message = parse("tools_tag_json", output)
+    assert (message.content, message.tool_calls) == (output, ())
+
+
+def test_a_marker_that_starts_no_call_is_text() -> None:
+    message = parse("tools_tagged", "Use <tool_call> tags like this.")
+    assert (message.content, message.tool_calls) == ("Use <tool_call> tags like this.", ())
+
+
+def test_tool_choice_none_leaves_calls_as_text() -> None:
+    output = '<function=get_weather>{"city": "Paris"}</function>'
+    message = parse("tools_tag_json", output, tool_choice="none")
+    assert (message.content, message.tool_calls) == (output, ())
+
+
+def test_a_broken_call_is_an_error_with_a_trace() -> None:
+    with pytest.raises(PegParseError, match=r"expected .* at offset \d+"):
+        parse("tools_tag_json", '<function=get_weather>{"city": }</function>')
+
+
+# Partial output ----------------------------------------------------------------------------
+
+
+def test_a_partial_marker_is_held_back() -> None:
+    message = parse("tools_tagged", "Let me check.<tool_", partial=True)
+    assert (message.content, message.tool_calls) == ("Let me check.", ())
+
+
+def test_a_partial_call_is_named_with_unfinished_arguments() -> None:
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par'
+    message = parse("tools_json_native", output, partial=True)
+    assert [c.name for c in message.tool_calls] == ["get_weather"]
+    assert message.tool_calls[0].arguments.startswith('{"city": "Par')
+
+
+# Generation and caching --------------------------------------------------------------------
+
+
+def test_grammars_are_cached_per_analysis_and_options() -> None:
+    options = ParseOptions.make(tools=TOOLS)
+    first = generate_parser(analysis_of("tools_tagged"), options)
+    second = generate_parser(analysis_of("tools_tagged"), ParseOptions.make(tools=TOOLS))
+    assert first.parser is second.parser
+
+
+def test_the_dump_names_the_rules_and_the_handler_is_auto() -> None:
+    parser = generate_parser(analysis_of("tools_tagged"), ParseOptions.make(tools=TOOLS))
+    assert parser.handler == "auto"
+    assert "call-get_weather <- " in parser.dump()
+
+
+def test_the_stream_equals_the_one_shot_parse() -> None:
+    parser = generate_parser(
+        analysis_of("think_forced_open"), ParseOptions.make(enable_thinking=True)
+    )
+    output = "plan it</think>The answer."
+    stream = parser.stream()
+    deltas = [d for ch in output for d in stream.feed(ch)] + stream.finish()
+    reasoning = "".join(d.reasoning_content or "" for d in deltas)
+    content = "".join(d.content or "" for d in deltas)
+    one_shot = parser.parse(output)
+    assert (reasoning, content) == (one_shot.reasoning_content, one_shot.content)
