@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
-
 from hub_server import commit_sha
+
 from lab.analyses.models import TemplateOrigin
 from lab.corpus import entries, manifest
 from lab.corpus.models import CorpusTemplate
@@ -30,10 +30,20 @@ def folder(corpus_templates: Path, tmp_path: Path) -> Path:
 
 
 def named_config(corpus_templates: Path) -> str:
-    return json.dumps({"chat_template": [
-        {"name": "default", "template": (corpus_templates / "Qwen3-Coder.jinja").read_text()},
-        {"name": "tool_use",
-         "template": (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()}]})
+    return json.dumps(
+        {
+            "chat_template": [
+                {
+                    "name": "default",
+                    "template": (corpus_templates / "Qwen3-Coder.jinja").read_text(),
+                },
+                {
+                    "name": "tool_use",
+                    "template": (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text(),
+                },
+            ]
+        }
+    )
 
 
 def test_import_loads_each_template_file_and_ignores_other_files(folder: Path) -> None:
@@ -51,7 +61,10 @@ def test_importing_again_changes_only_what_changed(folder: Path) -> None:
     (folder / "google-gemma-2-2b-it.jinja").write_text("{{ messages[0].content }}")
     report = entries.import_directory(folder)
     assert (report.added, report.updated, report.unchanged) == (
-        [], ["google-gemma-2-2b-it"], ["Qwen3-Coder"])
+        [],
+        ["google-gemma-2-2b-it"],
+        ["Qwen3-Coder"],
+    )
     entry = CorpusTemplate.objects.get(name="google-gemma-2-2b-it")
     assert entry.template.source == "{{ messages[0].content }}"
 
@@ -62,8 +75,10 @@ def test_a_file_with_named_templates_gives_one_entry_per_name(
     (folder / "tokenizer_config.json").write_text(named_config(corpus_templates))
     entries.import_directory(folder)
     assert CorpusTemplate.objects.get(name="tokenizer_config").template_name == "default"
-    assert CorpusTemplate.objects.get(name="tokenizer_config[tool_use]").template.source == \
-        (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+    assert (
+        CorpusTemplate.objects.get(name="tokenizer_config[tool_use]").template.source
+        == (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+    )
 
 
 def test_a_file_that_is_not_a_template_is_reported_by_name(folder: Path) -> None:
@@ -71,11 +86,11 @@ def test_a_file_that_is_not_a_template_is_reported_by_name(folder: Path) -> None
     report = entries.import_directory(folder)
     assert len(report.problems) == 1
     assert report.problems[0].startswith('broken.json: broken.json: "chat_template" must be')
-    assert report.describe().splitlines()[0] == \
-        "2 added, 0 updated, 0 unchanged, 1 problem(s)"
+    assert report.describe().splitlines()[0] == "2 added, 0 updated, 0 unchanged, 1 problem(s)"
 
 
 # --- the manifest and sync ---------------------------------------------------------------------
+
 
 def write_manifest(path: Path, body: str) -> Path:
     path.write_text(body)
@@ -122,8 +137,9 @@ def test_sync_fetches_each_entry_and_records_the_commit_the_hub_resolved(
     assert "nobody/missing" not in locked
 
 
-def test_a_named_template_from_the_hub_gets_the_repo_special_tokens(hub_env: Any,
-                                                                     tmp_path: Path) -> None:
+def test_a_named_template_from_the_hub_gets_the_repo_special_tokens(
+    hub_env: Any, tmp_path: Path
+) -> None:
     listed = manifest.read_manifest(write_manifest(tmp_path / "m.toml", SYNC_MANIFEST))
     manifest.sync(listed[2:3])
     named = CorpusTemplate.objects.get(name="tests/named[tool_use]")
@@ -139,8 +155,9 @@ def test_sync_retires_hub_entries_the_manifest_dropped(hub_env: Any, tmp_path: P
     assert CorpusTemplate.objects.get(name="corpus/Qwen3-Coder").active
 
 
-def test_the_sync_command_prints_its_report(hub_env: Any, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_sync_command_prints_its_report(
+    hub_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write_manifest(tmp_path / "m.toml", SYNC_MANIFEST)
     call_command("corpus", "sync", "--manifest", str(path))
     out = capsys.readouterr().out
@@ -154,12 +171,15 @@ def test_a_manifest_entry_with_an_unknown_key_is_named(tmp_path: Path) -> None:
         manifest.read_manifest(path)
     assert str(raised.value) == (
         f"{path}: template #1 (a/b): unknown key(s) ['rev']; expected some of "
-        "['family', 'file', 'name', 'repo', 'revision', 'template_name']")
+        "['family', 'file', 'name', 'repo', 'revision', 'template_name']"
+    )
 
 
 def test_a_manifest_entry_without_a_repo_is_refused(tmp_path: Path) -> None:
     path = write_manifest(tmp_path / "m.toml", '[[template]]\nfile = "x.jinja"\n')
-    with pytest.raises(CommandError, match=r'template #1: expected a table with a repo = "owner/name"'):
+    with pytest.raises(
+        CommandError, match=r'template #1: expected a table with a repo = "owner/name"'
+    ):
         call_command("corpus", "sync", "--manifest", str(path))
 
 

@@ -48,8 +48,11 @@ def run_now(django_capture_on_commit_callbacks: Any) -> Callable[[], CorpusRun]:
 def vector_count(corpus_templates: Path, filename: str) -> int:
     counts = corpus_templates / ".." / "vectors" / "llamacpp-test-chat.counts.tsv"
     with counts.open() as rows:
-        return next(int(r["vectors"]) for r in csv.DictReader(rows, delimiter="\t")
-                    if r["template"] == filename)
+        return next(
+            int(r["vectors"])
+            for r in csv.DictReader(rows, delimiter="\t")
+            if r["template"] == filename
+        )
 
 
 def row(run: CorpusRun, name: str) -> CorpusResult:
@@ -112,7 +115,8 @@ def test_a_deliberately_worsened_result_is_a_regression(
 ) -> None:
     first, second = run_now(), run_now()
     CorpusResult.objects.filter(run=second, name="Qwen3-Coder").update(
-        round_trip="fail", cases_failed=2, failed_cases="call,call-nested", grammar="fail")
+        round_trip="fail", cases_failed=2, failed_cases="call,call-nested", grammar="fail"
+    )
     closed = runs.close_run(second.pk)
     assert closed is not None and closed.regressions == 1 and closed.is_worse
     diff = diff_runs(first, second)
@@ -149,7 +153,9 @@ def test_an_empty_corpus_closes_at_once(run_now: Callable[[], CorpusRun]) -> Non
     assert run.status == CorpusRun.Status.DONE and run.total == 0
 
 
-def test_evaluating_twice_keeps_one_row(small_corpus: Path, run_now: Callable[[], CorpusRun]) -> None:
+def test_evaluating_twice_keeps_one_row(
+    small_corpus: Path, run_now: Callable[[], CorpusRun]
+) -> None:
     run = run_now()
     entry = CorpusTemplate.objects.get(name="Qwen3-Coder")
     again = runs.evaluate_entry(run.pk, entry.pk)  # a redelivered task
@@ -160,10 +166,19 @@ def test_evaluating_twice_keeps_one_row(small_corpus: Path, run_now: Callable[[]
 # --- what counts as worse ------------------------------------------------------------------
 
 BASE_ROW: dict[str, Any] = {
-    "status": "done", "tool_format": "JSON_NATIVE", "reasoning_mode": "NONE",
-    "content_mode": "PLAIN", "template_sha256": "a" * 64, "round_trip": "pass",
-    "cases_passed": 6, "cases_failed": 0, "cases_total": 6, "failed_cases": "",
-    "grammar": "pass", "vectors_total": 4, "vectors_passed": 4,
+    "status": "done",
+    "tool_format": "JSON_NATIVE",
+    "reasoning_mode": "NONE",
+    "content_mode": "PLAIN",
+    "template_sha256": "a" * 64,
+    "round_trip": "pass",
+    "cases_passed": 6,
+    "cases_failed": 0,
+    "cases_total": 6,
+    "failed_cases": "",
+    "grammar": "pass",
+    "vectors_total": 4,
+    "vectors_passed": 4,
     "markers_json": json.dumps({"tools.format.section_start": "<tool_call>"}),
 }
 
@@ -176,14 +191,17 @@ def test_identical_rows_have_no_changes() -> None:
     assert compare(BASE_ROW, dict(BASE_ROW)) == ()
 
 
-@pytest.mark.parametrize(("fields", "field"), [
-    ({"status": "error"}, "status"),
-    ({"tool_format": "NONE"}, "tool_format"),
-    ({"round_trip": "fail", "cases_failed": 1, "cases_passed": 5}, "round_trip"),
-    ({"round_trip": "skip"}, "round_trip"),
-    ({"grammar": "fail"}, "grammar"),
-    ({"vectors_passed": 3}, "vectors"),
-])
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"status": "error"}, "status"),
+        ({"tool_format": "NONE"}, "tool_format"),
+        ({"round_trip": "fail", "cases_failed": 1, "cases_passed": 5}, "round_trip"),
+        ({"round_trip": "skip"}, "round_trip"),
+        ({"grammar": "fail"}, "grammar"),
+        ({"vectors_passed": 3}, "vectors"),
+    ],
+)
 def test_losing_something_is_worse(fields: dict[str, Any], field: str) -> None:
     changes = {c.field: c for c in compare(BASE_ROW, changed(**fields))}
     assert changes[field].worse and not changes[field].better
@@ -197,13 +215,21 @@ def test_more_failing_cases_in_a_failing_run_is_worse() -> None:
 
 
 def test_fixing_something_is_better_and_a_new_marker_is_just_a_change() -> None:
-    changes = {c.field: c for c in compare(
-        changed(round_trip="fail", cases_failed=1),
-        changed(markers_json=json.dumps({"tools.format.section_start": "<calls>"})))}
+    changes = {
+        c.field: c
+        for c in compare(
+            changed(round_trip="fail", cases_failed=1),
+            changed(markers_json=json.dumps({"tools.format.section_start": "<calls>"})),
+        )
+    }
     assert changes["round_trip"].better
     marker = changes["tools.format.section_start"]
     assert (marker.before, marker.after, marker.worse, marker.better) == (
-        "<tool_call>", "<calls>", False, False)
+        "<tool_call>",
+        "<calls>",
+        False,
+        False,
+    )
 
 
 def test_a_template_missing_from_one_run_is_listed() -> None:
@@ -212,6 +238,7 @@ def test_a_template_missing_from_one_run_is_listed() -> None:
 
 
 # --- the command -----------------------------------------------------------------------------
+
 
 @pytest.mark.django_db(transaction=True)
 def test_corpus_import_and_run_commands_print_what_they_did(
@@ -226,8 +253,9 @@ def test_corpus_import_and_run_commands_print_what_they_did(
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "import: 2 added, 0 updated, 0 unchanged, 0 problem(s)"
     assert out[1].startswith("run ") and "2 template(s), analyzer " in out[1]
-    assert out[2].endswith("done: 2 template(s), 0 error(s), round trip failed for 0, "
-                           "grammar failed for 0")
+    assert out[2].endswith(
+        "done: 2 template(s), 0 error(s), round trip failed for 0, grammar failed for 0"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -239,8 +267,9 @@ def test_corpus_run_fails_on_a_regression_when_asked(small_corpus: Path) -> None
         call_command("corpus", "run", "--wait", "--fail-on-regression")
     latest = CorpusRun.objects.order_by("-pk").first()
     assert latest is not None
-    assert str(raised.value) == (f"run {latest.pk} made 1 template(s) worse than run "
-                                 f"{latest.baseline_id}")
+    assert str(raised.value) == (
+        f"run {latest.pk} made 1 template(s) worse than run {latest.baseline_id}"
+    )
     assert raised.value.returncode == 1
 
 

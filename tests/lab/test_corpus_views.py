@@ -22,30 +22,54 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def make_entries(count: int, prefix: str = "tpl") -> list[CorpusTemplate]:
-    templates = Template.objects.bulk_create([
-        Template(sha256=hashlib.sha256(f"{prefix}{i}".encode()).hexdigest(), source=f"{i}")
-        for i in range(count)])
-    return CorpusTemplate.objects.bulk_create([
-        CorpusTemplate(name=f"{prefix}-{i:03d}", template=t, source="import")
-        for i, t in enumerate(templates)])
+    templates = Template.objects.bulk_create(
+        [
+            Template(sha256=hashlib.sha256(f"{prefix}{i}".encode()).hexdigest(), source=f"{i}")
+            for i in range(count)
+        ]
+    )
+    return CorpusTemplate.objects.bulk_create(
+        [
+            CorpusTemplate(name=f"{prefix}-{i:03d}", template=t, source="import")
+            for i, t in enumerate(templates)
+        ]
+    )
 
 
 def make_run(entries: list[CorpusTemplate], **overrides: Any) -> CorpusRun:
     """A finished run whose rows pass everything, except the fields overridden by name."""
-    run = CorpusRun.objects.create(analyzer_version="0.1.0+test", total=len(entries),
-                                   started_at=timezone.now())
+    run = CorpusRun.objects.create(
+        analyzer_version="0.1.0+test", total=len(entries), started_at=timezone.now()
+    )
     rows = []
     for entry in entries:
         fields: dict[str, Any] = {
-            "status": "done", "tool_format": "JSON_NATIVE", "reasoning_mode": "NONE",
-            "content_mode": "PLAIN", "key_markers": "<tool_call> </tool_call>",
+            "status": "done",
+            "tool_format": "JSON_NATIVE",
+            "reasoning_mode": "NONE",
+            "content_mode": "PLAIN",
+            "key_markers": "<tool_call> </tool_call>",
             "markers_json": json.dumps({"tools.format.section_start": "<tool_call>"}),
-            "round_trip": "pass", "cases_passed": 6, "cases_total": 6, "grammar": "pass",
-            "vectors_total": 2, "vectors_passed": 2, "analysis_ms": 12.5, "verify_ms": 30.0}
+            "round_trip": "pass",
+            "cases_passed": 6,
+            "cases_total": 6,
+            "grammar": "pass",
+            "vectors_total": 2,
+            "vectors_passed": 2,
+            "analysis_ms": 12.5,
+            "verify_ms": 30.0,
+        }
         fields.update(overrides.get(entry.name, {}))
-        rows.append(CorpusResult(run=run, entry=entry, name=entry.name,
-                                 template_sha256=entry.template.sha256,
-                                 analyzer_version=run.analyzer_version, **fields))
+        rows.append(
+            CorpusResult(
+                run=run,
+                entry=entry,
+                name=entry.name,
+                template_sha256=entry.template.sha256,
+                analyzer_version=run.analyzer_version,
+                **fields,
+            )
+        )
     CorpusResult.objects.bulk_create(rows)
     closed = runs.close_run(run.pk)
     assert closed is not None
@@ -69,17 +93,25 @@ def test_the_dashboard_shows_one_row_per_template_of_the_newest_run(client: Clie
     assert f'href="/corpus/results/{newest.results.get(name="tpl-001").pk}/"' in page
 
 
-@pytest.mark.parametrize(("query", "names"), [
-    ("format=TAG_WITH_TAGGED", ["tpl-001"]),
-    ("round_trip=fail", ["tpl-002"]),
-    ("grammar=skip", ["tpl-000"]),
-    ("q=002", ["tpl-002"]),
-    ("status=error", []),
-])
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("format=TAG_WITH_TAGGED", ["tpl-001"]),
+        ("round_trip=fail", ["tpl-002"]),
+        ("grammar=skip", ["tpl-000"]),
+        ("q=002", ["tpl-002"]),
+        ("status=error", []),
+    ],
+)
 def test_filters_and_search_narrow_the_rows(client: Client, query: str, names: list[str]) -> None:
-    make_run(make_entries(3), **{
-        "tpl-000": {"grammar": "skip"}, "tpl-001": {"tool_format": "TAG_WITH_TAGGED"},
-        "tpl-002": {"round_trip": "fail", "cases_failed": 2}})
+    make_run(
+        make_entries(3),
+        **{
+            "tpl-000": {"grammar": "skip"},
+            "tpl-001": {"tool_format": "TAG_WITH_TAGGED"},
+            "tpl-002": {"round_trip": "fail", "cases_failed": 2},
+        },
+    )
     page = client.get(f"/corpus/?{query}").content.decode()
     shown = [n for n in ("tpl-000", "tpl-001", "tpl-002") if f'data-name="{n}"' in page]
     assert shown == names
@@ -131,15 +163,22 @@ def test_a_pending_run_is_polled_and_the_page_reloads_when_it_closes(client: Cli
     assert f'hx-get="/corpus/runs/{run.pk}/progress/?watching=1" hx-trigger="every 1s"' in page
     partial = client.get(f"/corpus/runs/{run.pk}/progress/?watching=1", **HTMX)
     assert 'id="run-progress">0 / 1 templates' in partial.content.decode()
-    CorpusResult.objects.create(run=run, entry=entry, name=entry.name, status="done",
-                                template_sha256=entry.template.sha256, analyzer_version="x")
+    CorpusResult.objects.create(
+        run=run,
+        entry=entry,
+        name=entry.name,
+        status="done",
+        template_sha256=entry.template.sha256,
+        analyzer_version="x",
+    )
     runs.close_run(run.pk)
     done = client.get(f"/corpus/runs/{run.pk}/progress/?watching=1", **HTMX)
     assert done["HX-Refresh"] == "true"
 
 
-def test_the_button_starts_a_run_and_shows_it(client: Client, settings: Any,
-                                              django_capture_on_commit_callbacks: Any) -> None:
+def test_the_button_starts_a_run_and_shows_it(
+    client: Client, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     make_entries(1)
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post("/corpus/runs/new/")
@@ -164,17 +203,24 @@ def test_the_run_history_lists_runs_and_marks_worse_ones(client: Client) -> None
 
 def test_the_diff_lists_worse_templates_first_with_both_analyses(client: Client) -> None:
     entries = make_entries(3)
-    base = make_run(entries, **{"tpl-002": {"round_trip": "fail", "cases_failed": 1,
-                                            "cases_passed": 5}})
-    head = make_run(entries, **{"tpl-001": {"vectors_passed": 1},
-                                "tpl-002": {"markers_json": json.dumps(
-                                    {"tools.format.section_start": "<calls>"})}})
+    base = make_run(
+        entries, **{"tpl-002": {"round_trip": "fail", "cases_failed": 1, "cases_passed": 5}}
+    )
+    head = make_run(
+        entries,
+        **{
+            "tpl-001": {"vectors_passed": 1},
+            "tpl-002": {"markers_json": json.dumps({"tools.format.section_start": "<calls>"})},
+        },
+    )
     page = client.get(f"/corpus/diff/?base={base.pk}&head={head.pk}").content.decode()
     assert "<strong>1 template got worse</strong>" in page
     assert page.index('data-name="tpl-001"') < page.index('data-name="tpl-002"')
     assert "<th>vectors</th><td><code>2/2</code></td><td><code>1/2</code></td>" in page
-    assert ("<th>tools.format.section_start</th><td><code>&lt;tool_call&gt;</code></td>"
-            "<td><code>&lt;calls&gt;</code></td>") in page
+    assert (
+        "<th>tools.format.section_start</th><td><code>&lt;tool_call&gt;</code></td>"
+        "<td><code>&lt;calls&gt;</code></td>"
+    ) in page
     assert 'data-name="tpl-000"' not in page  # unchanged
 
 
@@ -196,12 +242,21 @@ def test_the_diff_refuses_a_run_that_has_nothing_to_compare_with(client: Client)
 
 def test_the_result_page_shows_cases_with_their_differences(client: Client) -> None:
     entry = make_entries(1)[0]
-    verification = {"cases": [{"case": "call", "outcome": "fail", "enable_thinking": None,
-                               "output": "<call>x</call>", "note": "",
-                               "differences": ["content: expected '', actual '<call>'"],
-                               "expected": {}, "actual": {},
-                               "grammar": {"outcome": "pass", "mode": "required",
-                                           "detail": "accepted"}}]}
+    verification = {
+        "cases": [
+            {
+                "case": "call",
+                "outcome": "fail",
+                "enable_thinking": None,
+                "output": "<call>x</call>",
+                "note": "",
+                "differences": ["content: expected '', actual '<call>'"],
+                "expected": {},
+                "actual": {},
+                "grammar": {"outcome": "pass", "mode": "required", "detail": "accepted"},
+            }
+        ]
+    }
     run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification)}})
     page = client.get(f"/corpus/results/{run.results.get().pk}/").content.decode()
     assert 'id="case-call"' in page
@@ -218,11 +273,16 @@ def test_markers_and_names_are_escaped(client: Client) -> None:
 
 # --- JSON ------------------------------------------------------------------------------------
 
+
 def test_the_run_json_has_every_row_with_links(client: Client) -> None:
     run = make_run(make_entries(2))
     data = client.get(f"/corpus/api/runs/{run.pk}/").json()
     assert (data["id"], data["status"], data["completed"], data["worse"]) == (
-        run.pk, "done", 2, False)
+        run.pk,
+        "done",
+        2,
+        False,
+    )
     first = data["results"][0]
     assert first["name"] == "tpl-000"
     assert first["markers"] == {"tools.format.section_start": "<tool_call>"}
@@ -238,8 +298,15 @@ def test_the_diff_json_says_worse_for_ci(client: Client) -> None:
     assert (data["worse"], data["regressions"], data["changed"]) == (True, 1, 1)
     (template,) = data["templates"]
     assert template["name"] == "tpl-000" and template["worse"]
-    assert template["changes"] == [{"field": "tool_format", "before": "JSON_NATIVE",
-                                    "after": "NONE", "worse": True, "better": False}]
+    assert template["changes"] == [
+        {
+            "field": "tool_format",
+            "before": "JSON_NATIVE",
+            "after": "NONE",
+            "worse": True,
+            "better": False,
+        }
+    ]
     assert data["head"]["diff_url"].endswith(f"/corpus/api/diff/?base={base.pk}&head={head.pk}")
 
 
