@@ -29,7 +29,7 @@ from analyzer.workarounds import apply_workarounds
 # Comparisons are listed in this order (then any others by id) so the JSON is stable.
 AUTO_HANDLER = "auto"
 COMPARISON_ORDER = ("R1", "R2", "R3", "C1", "C1r", "C1w", "C2", "T1", "T2", "T3", "A1", "A2",
-                    "A3", "A3n", "A3o", "A3a", "T5", "T6", "T7")
+                    "A3", "A3n", "A3o", "A3a", "A3z", "T5", "T6", "T7")
 
 
 def analyze(template: TemplateSource | str, *, template_name: str | None = None) -> Analysis:

@@ -197,7 +197,7 @@ class FunctionAnalysis:
 class TypedPrefix:
     """The value prefix a template writes for one JSON type (Kimi-K3's `type="number"`)."""
 
-    json_type: str  # "boolean", "number", "object" or "array"
+    json_type: str  # "boolean", "number", "object", "array" or "null"
     prefix: str
 
 

@@ -69,7 +69,7 @@ def other_id(f: CallFactory) -> RenderInput:
 
 
 # Non-string values of each JSON type (the boolean one is TYPED_VAL, in typed_arg).
-TYPED_VALUES: dict[str, Any] = {"number": 7, "object": {"k": "v"}, "array": [1]}
+TYPED_VALUES: dict[str, Any] = {"number": 7, "object": {"k": "v"}, "array": [1], "null": None}
 
 
 def typed_arg_of(f: CallFactory, json_type: str) -> RenderInput:

@@ -164,19 +164,24 @@ def _name_and_value_prefix(
 
 
 # Where each JSON type's literal starts, as the probe values render (JSON or Python style).
-_LITERAL_STARTS = {"number": ("7",), "object": ('{"k"', "{'k'"), "array": ("[1]",)}
+_LITERAL_STARTS = {"number": ("7",), "object": ('{"k"', "{'k'"), "array": ("[1]",),
+                   "null": ("null", "None")}
 _TYPE_IDS = {"number": "A3n", "object": "A3o", "array": "A3a"}
+# A null is probed last and may be missing: templates often leave a null argument out.
+_NULL_ID = "A3z"
 
 
 def _per_type_prefixes(ctx: AnalysisContext, draft: ToolDraft, shared: int, trailer: str) -> None:
-    """A3n/A3o/A3a: record a value prefix per JSON type when the types' prefixes differ."""
+    """A3n/A3o/A3a/A3z: record a value prefix per JSON type when the types' prefixes differ."""
     found = [TypedPrefix("boolean", draft.typed_value_prefix)]
     spots: list[tuple[str, str, int]] = []
-    for json_type, cid in _TYPE_IDS.items():
+    for json_type, cid in (*_TYPE_IDS.items(), ("null", _NULL_ID)):
         comparison = ctx.compare(cid, f"{cid} argument type: a string vs a {json_type}",
                                  inputs.one_arg(ctx.calls), inputs.typed_arg_of(ctx.calls,
                                                                                 json_type))
-        spot = _literal_prefix(comparison, json_type, shared, trailer)
+        spot = _literal_prefix(comparison, json_type, shared, trailer, draft.typed_value_suffix)
+        if spot is None and json_type == "null":
+            break
         if spot is None:
             return
         found.append(TypedPrefix(json_type, spot.text))
@@ -188,18 +193,44 @@ def _per_type_prefixes(ctx: AnalysisContext, draft: ToolDraft, shared: int, trai
 
 
 def _literal_prefix(
-    comparison: Comparison, json_type: str, shared: int, trailer: str
+    comparison: Comparison, json_type: str, shared: int, trailer: str, typed_suffix: str
 ) -> Piece | None:
     """The text between the name suffix and a literal of this type, in variant B."""
     if comparison.variant_b is None or not comparison.variant_b.rendered:
         return None
     text = comparison.variant_b.rendered
     arg = text.find(ARG_A, max(text.rfind(FUNC_A, 0, len(text) - len(trailer)), 0))
-    starts = [text.find(lit, arg + len(ARG_A)) for lit in _LITERAL_STARTS[json_type]]
-    starts = [at for at in starts if at >= 0]
-    if arg < 0 or not starts:
+    if arg < 0:
         return None
-    return Piece.cut(text, arg + len(ARG_A) + shared, min(starts)).strip()
+    if json_type == "null":
+        start = _null_literal(text, arg + len(ARG_A), typed_suffix)
+    else:
+        starts = [text.find(lit, arg + len(ARG_A)) for lit in _LITERAL_STARTS[json_type]]
+        start = min((at for at in starts if at >= 0), default=None)
+    if start is None:
+        return None
+    return Piece.cut(text, arg + len(ARG_A) + shared, start).strip()
+
+
+def _null_literal(text: str, after: int, typed_suffix: str) -> int | None:
+    """Where the null value starts: the first `null`/`None` the typed suffix follows."""
+    # The word may come earlier as a type name (Kimi-K3 writes `type="null"` before null).
+    hits = sorted(at for word in _LITERAL_STARTS["null"]
+                  for at in _occurrences(text, word, after))
+    for at in hits:
+        rest = text[at + 4 :].lstrip()
+        if not typed_suffix or rest.startswith(typed_suffix):
+            return at
+    return None
+
+
+def _occurrences(text: str, word: str, start: int) -> list[int]:
+    """Every position of word in text from start on."""
+    found, at = [], text.find(word, start)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 def _first_group_end(text: str) -> int:

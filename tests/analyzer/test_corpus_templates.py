@@ -353,3 +353,12 @@ def test_command_r_plus_turn_markers() -> None:
     # <|END_OF_TURN_TOKEN|>.
     content = analysis_of("CohereForAI-c4ai-command-r-plus-tool_use").content
     assert (content.turn_start, content.turn_end) == ("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>")
+
+
+def test_kimi_k3_names_each_value_type_including_null() -> None:
+    # open_tag('argument', [('key', key), ('type', xtml_type(value))]) writes
+    # `<|open|>argument key="K" type="T"<|sep|>`; xtml_type gives "null" for none.
+    typed = analysis_of("Kimi-K3").tools.arguments.typed_prefixes
+    prefixes = {e.json_type: e.prefix for e in typed}
+    assert prefixes["null"] == 'null"<|sep|>'
+    assert prefixes["number"] == 'number"<|sep|>'

@@ -117,8 +117,9 @@ def _strip_end_of_turn(output: str, plain: str, known: tuple[str, ...]) -> str:
 
 def _rendered(name: str, calls: int) -> Rendered:
     analysis = _analysis(name)
+    # Rendered as the analysis was: leniently when transformers refuses the template.
     template = ChatTemplate((TEMPLATES / f"{name}.jinja").read_text(encoding="utf-8"),
-                            bos_token="<s>", eos_token="</s>")
+                            bos_token="<s>", eos_token="</s>", mode=analysis.render_mode)
     prompt = _render(template, analysis, USER, add_generation_prompt=True)
     full, plain = _render_call(template, analysis, calls)
     cut = len(prompt) if full.startswith(prompt) else common_prefix_fixed(prompt, full)

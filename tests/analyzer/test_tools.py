@@ -14,6 +14,9 @@ from analyzer.model import Analysis, CallIdPosition, ToolFormat, ToolsAnalysis
 FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
 
 
+TYPED_ATTR = (FORMATS / "tools_typed_attr.jinja").read_text()
+
+
 @cache
 def analysis_of(name: str) -> Analysis:
     return analyze((FORMATS / f"{name}.jinja").read_text())
@@ -182,6 +185,23 @@ def test_value_prefixes_that_name_the_json_type() -> None:
     assert (args.name_prefix, args.name_suffix) == ('<arg key="', '" type="')
     assert args.value_prefix == 'string">'
     prefixes = {entry.json_type: entry.prefix for entry in args.typed_prefixes}
+    # kind() has no branch for none: a null falls through to "array".
+    assert prefixes == {"boolean": 'boolean">', "number": 'number">', "object": 'object">',
+                        "array": 'array">', "null": 'array">'}
+
+
+def test_a_null_typed_prefix_is_found_after_the_type_name_that_spells_null() -> None:
+    # `type="null">null`: the first "null" is the type name, the value is the one before </arg>.
+    source = TYPED_ATTR.replace("{%- else -%}array", "{%- elif v is none -%}null{%- else -%}array")
+    prefixes = {e.json_type: e.prefix for e in analyze(source).tools.arguments.typed_prefixes}
+    assert prefixes["null"] == 'null">' and prefixes["number"] == 'number">'
+
+
+def test_a_template_that_drops_null_arguments_keeps_the_other_typed_prefixes() -> None:
+    source = TYPED_ATTR.replace("{%- for name, value in call.function.arguments.items() -%}",
+                                "{%- for name, value in call.function.arguments.items()"
+                                " if value is not none -%}")
+    prefixes = {e.json_type: e.prefix for e in analyze(source).tools.arguments.typed_prefixes}
     assert prefixes == {"boolean": 'boolean">', "number": 'number">', "object": 'object">',
                         "array": 'array">'}
 
