@@ -172,7 +172,7 @@ def verify_template(
     """Round-trip every applicable case through the template and its generated parser."""
     source = template if isinstance(template, TemplateSource) else load_template_text(template)
     analysis = analysis or analyze(source)
-    chat = compiled(source.source, source.bos_token, source.eos_token)
+    chat = compiled(source.source, source.bos_token, source.eos_token, analysis.render_mode)
     subject = Subject(analysis, chat, required_kwargs(chat, analysis))
     results = tuple(verify_case(subject, case) for case in verification_cases(analysis))
     return Verification(
