@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analyzer import loading
 from analyzer.analysis import analyze
 from analyzer.canonical import analysis_to_json
+from analyzer.loading import load_template_file
 from analyzer.report import format_report
 
 
@@ -24,24 +24,10 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def load(path: Path, template_name: str | None) -> loading.TemplateSource:
-    """Load a template file through the loader (file reader when it provides one)."""
-    reader = getattr(loading, "load_template_file", None)
-    if reader is not None:
-        result: loading.TemplateSource = reader(path, template_name=template_name)
-        return result
-    text = path.read_text(encoding="utf-8")
-    return loading.load_template_text(text, filename=path.name, template_name=template_name)
-
-
 def run(args: argparse.Namespace) -> int:
     """Analyze the file and print the report or the JSON."""
-    try:
-        source = load(args.file, args.template_name)
-    except OSError as exc:
-        print(f"error: {args.file}: cannot read the file ({exc.strerror})", file=sys.stderr)
-        return 2
-    analysis = analyze(source)
+    # An unreadable or invalid file raises TemplateLoadError, which cli.main reports.
+    analysis = analyze(load_template_file(args.file, template_name=args.template_name))
     if args.json:
         sys.stdout.write(analysis_to_json(analysis) + "\n")
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from analyzer.model import Analysis, Comparison, DiffSplit, Marker, Span
+from analyzer.model import Analysis, Comparison, DiffSplit, Marker, RenderMode, Span
 
 CONTEXT = 40  # characters of common text shown around a diff
 
@@ -32,8 +32,15 @@ def _header(analysis: Analysis, title: str) -> str:
     lines = [f"Template: {title}" if title else "Template",
              f"  sha256 {analysis.template_sha256}, template name {quote(analysis.template_name)}",
              f"  analyzer {analysis.analyzer_version}, handler {analysis.handler}",
-             f"  workarounds applied: {', '.join(analysis.workarounds) or 'none'}"]
+             f"  workarounds applied: {', '.join(analysis.workarounds) or 'none'}",
+             f"  rendered: {_render_mode(analysis)}"]
     return "\n".join(lines)
+
+
+def _render_mode(analysis: Analysis) -> str:
+    if analysis.render_mode == RenderMode.HF:
+        return "exactly as transformers does"
+    return f"leniently: {analysis.render_note}"
 
 
 def _caps(analysis: Analysis) -> str:

@@ -39,7 +39,22 @@ def test_json_output_is_the_canonical_analysis(capsys: pytest.CaptureFixture[str
 
 def test_a_missing_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", str(FORMATS / "no-such-template.jinja")]) == 2
-    assert "no-such-template.jinja" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no-such-template.jinja" in err and "cannot read the file" in err
+
+
+def test_the_report_says_how_the_template_was_rendered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["analyze", str(FORMATS / "plain.jinja")]) == 0
+    assert "rendered: exactly as transformers does" in capsys.readouterr().out
+    queue = tmp_path / "queue.jinja"
+    queue.write_text("{% set q = namespace(ids=[]) %}{% for m in messages %}"
+                     "{% set _ = q.ids.append(m.role) %}<{{ m.role }}>{{ m.content }}{% endfor %}")
+    assert main(["analyze", str(queue)]) == 0
+    out = capsys.readouterr().out
+    assert "rendered: leniently: transformers refuses" in out
+    assert "'append' of 'list' object is unsafe" in out
 
 
 def test_a_syntax_error_exits_with_status_2(tmp_path: Path,
