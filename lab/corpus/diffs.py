@@ -143,11 +143,19 @@ def source_change(old: Row, new: Row) -> Iterable[FieldChange]:
 
 
 def verdict_text(row: Row, field: str) -> str:
-    """Show a verdict with its case counts ("fail (6/8)")."""
+    """Show a verdict with its case counts and failed cases ("fail (6/8: call, call-id)")."""
     verdict = row[field] or "none"
-    if field == "round_trip" and row["cases_total"]:
-        return f"{verdict} ({row['cases_passed']}/{row['cases_total']})"
-    return verdict
+    if field != "round_trip" or not row["cases_total"]:
+        return verdict
+    failed = row["failed_cases"].replace(",", ", ")
+    return (
+        f"{verdict} ({row['cases_passed']}/{row['cases_total']}{': ' + failed if failed else ''})"
+    )
+
+
+def visible(text: str) -> str:
+    """Show a marker with its whitespace escaped ("\\n" for a newline), as JSON would."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def verdict_changes(old: Row, new: Row) -> Iterable[FieldChange]:
@@ -195,4 +203,4 @@ def marker_changes(old: Row, new: Row) -> Iterable[FieldChange]:
     after = json.loads(new["markers_json"] or "{}")
     for role in sorted(before.keys() | after.keys()):
         if before.get(role, "") != after.get(role, ""):
-            yield FieldChange(role, before.get(role, ""), after.get(role, ""))
+            yield FieldChange(role, visible(before.get(role, "")), visible(after.get(role, "")))

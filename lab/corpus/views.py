@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from lab.corpus import payloads, queries, runs
-from lab.corpus.diffs import RunDiff, diff_runs
+from lab.corpus.diffs import RunDiff, diff_runs, visible
 from lab.corpus.models import CorpusResult, CorpusRun
 
 
@@ -112,7 +112,7 @@ def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "result": result,
         "verification": verification,
-        "markers": sorted(result.markers.items()),
+        "markers": sorted((role, visible(text)) for role, text in result.markers.items()),
     }
     return render(request, "corpus/result.html", context)
 

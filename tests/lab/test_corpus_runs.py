@@ -211,7 +211,10 @@ def test_more_failing_cases_in_a_failing_run_is_worse() -> None:
     before = changed(round_trip="fail", cases_failed=1, failed_cases="call")
     after = changed(round_trip="fail", cases_failed=2, failed_cases="call,call-id")
     (change,) = compare(before, after)
-    assert change.worse and change.before == "fail (6/6)"
+    assert change.worse and (change.before, change.after) == (
+        "fail (6/6: call)",
+        "fail (6/6: call, call-id)",
+    )
 
 
 def test_fixing_something_is_better_and_a_new_marker_is_just_a_change() -> None:

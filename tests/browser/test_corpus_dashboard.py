@@ -1,0 +1,211 @@
+"""The corpus dashboard and the diff view in Chromium, against the lab in its own processes.
+
+A small corpus (five templates of ../shared/corpus) is imported into a fresh database; the
+lab runs as under `bin/lab` (daphne, Celery workers, Valkey). Runs are started from the
+dashboard's button or with `manage.py corpus run --wait`; one result is then deliberately
+made worse, and the diff view must show it as a regression.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from lab.run import ROOT, free_port, migrate, start_valkey, start_web, start_worker, stop
+
+ARTIFACTS = ROOT / "test-artifacts" / "corpus"
+SMALL = (
+    "Qwen3-Coder",
+    "Qwen-Qwen3-0.6B",
+    "meta-llama-Llama-3.1-8B-Instruct",
+    "mistralai-Mistral-Nemo-Instruct-2407",
+    "google-gemma-2-2b-it",
+)
+WORSENED = "Qwen3-Coder"
+
+
+@dataclass(frozen=True)
+class Stack:
+    url: str
+    env: dict[str, str]
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def stack(corpus_templates: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """The lab on a fresh database holding the small corpus."""
+    work = tmp_path_factory.mktemp("corpus-stack")
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{work / 'lab.sqlite3'}"}
+    migrate(env)
+    folder = work / "templates"
+    folder.mkdir()
+    for name in SMALL:
+        shutil.copy(corpus_templates / f"{name}.jinja", folder)
+    manage(env, "corpus", "import", str(folder))
+    processes = []
+    try:
+        valkey, env["REDIS_URL"] = start_valkey(work / "valkey", log=work / "valkey.log")
+        processes.append(valkey)
+        processes.append(start_worker(env, concurrency=2, log=work / "worker.log"))
+        port = free_port()
+        processes.append(start_web(env, "127.0.0.1", port, log=work / "web.log"))
+        yield Stack(f"http://127.0.0.1:{port}", env)
+    finally:
+        stop(processes)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for log in work.glob("*.log"):
+            shutil.copy(log, ARTIFACTS / log.name)
+
+
+@pytest.fixture
+def page(browser: Browser, stack: Stack) -> Iterator[Page]:
+    """A page whose relative URLs reach the corpus stack."""
+    context = browser.new_context(base_url=stack.url, viewport={"width": 1400, "height": 1000})
+    yield context.new_page()
+    context.close()
+
+
+def shot(page: Page, name: str, selector: str = "") -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = str(ARTIFACTS / f"{name}.png")
+    if selector:
+        page.locator(selector).screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=True)
+
+
+def finished_runs(stack: Stack) -> list[int]:
+    out = manage(
+        stack.env,
+        "shell",
+        "--no-imports",
+        "-c",
+        "from lab.corpus.models import CorpusRun\n"
+        "print('runs:', *CorpusRun.objects.filter(status='done').order_by('pk')"
+        ".values_list('pk', flat=True))",
+    )
+    line = next(line for line in out.splitlines() if line.startswith("runs:"))
+    return [int(pk) for pk in line.split()[1:]]
+
+
+@pytest.fixture(scope="module")
+def worsened(stack: Stack) -> tuple[int, int]:
+    """Two finished runs, the newer with one result deliberately made worse."""
+    while len(finished_runs(stack)) < 2:
+        manage(stack.env, "corpus", "run", "--wait", "--timeout", "300")
+    base, head = finished_runs(stack)[-2:]
+    manage(
+        stack.env,
+        "shell",
+        "--no-imports",
+        "-c",
+        "from lab.corpus.models import CorpusResult\n"
+        "from lab.corpus.runs import close_run\n"
+        f"CorpusResult.objects.filter(run_id={head}, name='{WORSENED}').update("
+        "round_trip='fail', cases_passed=5, cases_failed=2, "
+        "failed_cases='call-nested,parallel-calls', grammar='fail')\n"
+        f"close_run({head})",
+    )
+    return base, head
+
+
+def test_a_run_started_from_the_dashboard_fills_the_table_live(page: Page) -> None:
+    page.goto("/corpus/")
+    page.locator("#start-run").click()
+    expect(page).to_have_url(re.compile(r"/corpus/runs/\d+/$"))
+    expect(page.locator("#run-progress")).to_be_visible()
+    # htmx polls the status while workers evaluate; the page reloads once the run closes.
+    expect(page.locator("#run-state")).to_have_text("done", timeout=180_000)
+    expect(page.locator("#run-progress")).to_have_text(f"{len(SMALL)} / {len(SMALL)} templates")
+    rows = page.locator("#corpus-table tbody tr")
+    expect(rows).to_have_count(len(SMALL))
+    coder = page.locator(f'tr[data-name="{WORSENED}"]')
+    expect(coder.locator("td").nth(1)).to_have_text("TAG_WITH_TAGGED")
+    expect(coder.locator(".verdict-pass").first).to_have_text("pass")
+    shot(page, "dashboard")
+
+    page.locator("#filters input[name=q]").fill("qwen")
+    page.locator("#apply-filters").click()
+    expect(rows).to_have_count(2)
+    page.locator("#filters select[name=format]").select_option("TAG_WITH_TAGGED")
+    page.locator("#apply-filters").click()
+    expect(rows).to_have_count(1)
+    shot(page, "dashboard-filtered")
+
+    coder.locator("a").first.click()
+    expect(page.locator("h1")).to_have_text(WORSENED)
+    expect(page.locator("#case-parallel-calls")).to_be_attached()
+    shot(page, "result-qwen3-coder")
+
+
+def test_a_deliberately_worsened_result_shows_as_a_regression(
+    page: Page, worsened: tuple[int, int]
+) -> None:
+    base, head = worsened
+    page.goto(f"/corpus/runs/{head}/")
+    verdict = page.locator("#run-verdict")
+    expect(verdict).to_have_class(re.compile(r"\bworse\b"))
+    expect(verdict).to_contain_text(f"Run {head} made 1 template worse than run {base}")
+    shot(page, "dashboard-regression", "#run-verdict")
+
+    verdict.get_by_role("link", name="See what changed").click()
+    expect(page).to_have_url(re.compile(rf"/corpus/diff/\?base={base}&head={head}$"))
+    expect(page.locator("#diff-verdict")).to_contain_text("1 template got worse")
+    section = page.locator(f'.template-diff[data-name="{WORSENED}"]')
+    expect(section.locator(".tag-worse")).to_have_text("worse")
+    round_trip = section.locator("tr", has=page.locator("th", has_text="round_trip"))
+    expect(round_trip.locator("td").nth(0)).to_contain_text("pass (")
+    expect(round_trip.locator("td").nth(1)).to_have_text("fail (5/7: call-nested, parallel-calls)")
+    expect(round_trip).to_have_class(re.compile(r"\bworse\b"))
+    shot(page, "diff-regression")
+
+    # Both analyses are one click away; the permalink renders the analysis.
+    links = section.locator("p.meta a", has_text="analysis")
+    expect(links).to_have_count(2)
+    links.nth(1).click()
+    expect(page).to_have_url(re.compile(r"/a/\d+/$"))
+    expect(page.locator("#analysis-status .badge")).to_have_text("done")
+
+
+def test_the_run_history_marks_the_worse_run_and_compares_any_two(
+    page: Page, worsened: tuple[int, int]
+) -> None:
+    base, head = worsened
+    page.goto("/corpus/runs/")
+    expect(page.locator(f'tr[data-run="{head}"]')).to_have_class("worse")
+    expect(page.locator(f'tr[data-run="{base}"]')).not_to_have_class("worse")
+    shot(page, "run-history")
+    page.locator("#compare-form input[name=base]").fill(str(base))
+    page.locator("#compare-form input[name=head]").fill(str(head))
+    page.locator("#compare-form button").click()
+    expect(page.locator("h1")).to_have_text(f"Run {base} → run {head}")
+
+
+def test_the_json_twin_of_the_diff_says_worse(page: Page, worsened: tuple[int, int]) -> None:
+    base, head = worsened
+    response = page.request.get(f"/corpus/api/diff/?base={base}&head={head}")
+    data: dict[str, Any] = response.json()
+    assert (data["worse"], data["regressions"]) == (True, 1)
+    assert data["templates"][0]["name"] == WORSENED
