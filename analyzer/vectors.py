@@ -177,14 +177,18 @@ def call_differences(expected: list[Mapping[str, Any]], actual: Message,
             found.append(f"{where}.name: expected {want.get('name')!r}, actual {got.name!r}")
         if want.get("id") and want.get("id") != got.id:
             found.append(f"{where}.id: expected {want.get('id')!r}, actual {got.id!r}")
-        wanted = want.get("arguments") or ""
-        wanted_value = json_value(wanted, partial) if isinstance(wanted, str) else wanted
-        got_value = json_value(got.arguments, partial)
-        if got_value is INVALID or wanted_value is INVALID or wanted_value != got_value:
-            shown = wanted if isinstance(wanted, str) else json.dumps(wanted, ensure_ascii=False)
-            found.append(f"{where}.arguments:\n    expected {shown!r}\n"
-                         f"    actual   {got.arguments!r}")
+        found += argument_differences(where, want.get("arguments") or "", got.arguments, partial)
     return found
+
+
+def argument_differences(where: str, wanted: Any, got: str, partial: bool) -> list[str]:
+    """Compare arguments as JSON values (the expected ones as text, or already decoded)."""
+    wanted_value = json_value(wanted, partial) if isinstance(wanted, str) else wanted
+    got_value = json_value(got, partial)
+    if got_value is not INVALID and wanted_value is not INVALID and wanted_value == got_value:
+        return []
+    shown = wanted if isinstance(wanted, str) else json.dumps(wanted, ensure_ascii=False)
+    return [f"{where}.arguments:\n    expected {shown!r}\n    actual   {got!r}"]
 
 
 INVALID = object()  # arguments that are not JSON, in a complete output

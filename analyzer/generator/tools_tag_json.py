@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import NAME_END, Build, maybe, spaced
+from analyzer.generator.build import NAME_END, Build, maybe, one_of_leading, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.model import CallIdPosition
@@ -44,6 +44,6 @@ def function_call(b: Build, name: str) -> p.Expr:
 def tag_json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a TAG_WITH_JSON template."""
     names = sorted(p.tool_names(tools), key=len, reverse=True)
-    calls = p.choice(*(p.rule(f"call-{n}", function_call(b, n)) for n in names))
+    calls = one_of_leading([p.rule(f"call-{n}", function_call(b, n)) for n in names])
     heads = p.choice(*(function_head(b, n, False) for n in names))
     return layout(b, Call(calls, heads))

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import NAME_END, Build, lit, maybe, spaced
+from analyzer.generator.build import NAME_END, Build, lit, maybe, one_of_leading, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.generator.values import argument_value
@@ -38,7 +38,7 @@ def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:
     if not isinstance(properties, Mapping) or not properties:
         return p.eps()
     keys = sorted(properties, key=len, reverse=True)
-    one = p.choice(*(argument(b, k, properties[k] or {}) for k in keys))
+    one = one_of_leading([argument(b, k, properties[k] or {}) for k in keys])
     sep = b.analysis.tools.arguments.separator.strip()
     between = p.space() + p.optional(p.literal(sep)) + p.space() if sep else p.space()
     return p.optional(one + p.zero_or_more(between + one))
@@ -67,7 +67,7 @@ def function_call(b: Build, definition: Mapping[str, Any]) -> p.Expr:
 def tagged_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a TAG_WITH_TAGGED template."""
     ordered = sorted(tools, key=lambda t: len(p.tool_names([t])[0]), reverse=True)
-    calls = p.choice(*(p.rule(f"call-{p.tool_names([t])[0]}", function_call(b, t))
-                       for t in ordered))
+    calls = one_of_leading([p.rule(f"call-{p.tool_names([t])[0]}", function_call(b, t))
+                            for t in ordered])
     heads = p.choice(*(function_head(b, p.tool_names([t])[0], False) for t in ordered))
     return layout(b, Call(calls, heads))

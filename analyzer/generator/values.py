@@ -92,7 +92,8 @@ def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
     lead, trail = value_padding(b.analysis)
     end = suffix.strip()
     text = p.arg_string_value(UntilClosing(end, trail) if end else p.rest(), schema)
-    if end.startswith("</"):
+    if end.startswith("</") and b.analysis.tools.arguments.name_prefix.strip().endswith('="'):
+        # XML-style markup (names in attributes): a value may be a CDATA section.
         text = p.choice(cdata_value(schema), text)
     closing = PaddedLiteral(trail, end) if trail else p.literal(end)
     return PaddedLiteral(lead, "") + text + closing if lead else text + closing
