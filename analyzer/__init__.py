@@ -23,6 +23,7 @@ from analyzer.gbnf import (
     grammar_accepts,
     schema_to_gbnf,
 )
+from analyzer.generator import GeneratedParser, PromptContext, generate_parser, parse_output
 from analyzer.limits import RenderLimits
 from analyzer.loading import (
     TemplateSource,
@@ -30,12 +31,24 @@ from analyzer.loading import (
     load_template_file,
     load_template_text,
 )
+from analyzer.message import Message, ToolCall
 from analyzer.model import Analysis, DiffSplit, Segment
+from analyzer.options import ParseOptions
 from analyzer.render import ChatTemplate
+from analyzer.stream import Delta, StreamParser
 from analyzer.variants import compare_variants
 from analyzer.version import ANALYZER_VERSION
 
 __all__ = [
+    "Delta",
+    "GeneratedParser",
+    "Message",
+    "ParseOptions",
+    "PromptContext",
+    "StreamParser",
+    "ToolCall",
+    "generate_parser",
+    "parse_output",
     "ANALYZER_VERSION",
     "Analysis",
     "DiffSplit",
