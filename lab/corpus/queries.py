@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
@@ -92,8 +93,8 @@ def filtered_rows(run: CorpusRun, filters: Filters) -> QuerySet[CorpusResult]:
 
 
 def page_of(
-    rows: QuerySet[CorpusResult] | list[object], number: str | None, size: int = PAGE_SIZE
-) -> Page[object]:
+    rows: QuerySet[Any] | list[Any], number: str | None, size: int = PAGE_SIZE
+) -> Page[Any]:
     """The requested page (the last one when the number is past the end)."""
     return Paginator(rows, size).get_page(number)
 

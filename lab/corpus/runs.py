@@ -45,7 +45,15 @@ def launch(run_id: int) -> None:
         close_run(run_id)
         return
     header = [evaluate_entry_task.si(run_id, entry) for entry in entries]
-    chord(header)(close_run_task.si(run_id))
+    try:
+        chord(header)(close_run_task.si(run_id))
+    except Exception as exc:  # noqa: BLE001 - broker down: say so on the run, not in a log
+        log.exception("corpus: could not queue run %s", run_id)
+        CorpusRun.objects.filter(pk=run_id).update(
+            status=CorpusRun.Status.FAILED,
+            finished_at=timezone.now(),
+            note=f"could not queue the tasks ({type(exc).__name__}: {exc}); is Redis running?",
+        )
 
 
 def mark_running(run_id: int) -> None:

@@ -312,3 +312,28 @@ def test_the_diff_json_says_worse_for_ci(client: Client) -> None:
 
 def test_latest_run_json_is_404_before_any_run_finished(client: Client) -> None:
     assert client.get("/corpus/api/runs/latest/").status_code == 404
+
+
+def test_a_run_that_cannot_reach_the_broker_fails_with_the_reason(
+    client: Client, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from lab import celery_app
+
+    make_entries(1)
+    celery_app.close()  # drop any pooled connection to the configured broker
+    celery_app.conf.task_always_eager = False
+    broker = celery_app.conf.broker_url
+    celery_app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    celery_app.conf.broker_transport_options = {"max_retries": 0}
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            client.post("/corpus/runs/new/")
+    finally:
+        celery_app.conf.broker_url = broker
+        celery_app.conf.task_always_eager = True
+        celery_app.close()
+    run = CorpusRun.objects.get()
+    assert run.status == "failed"
+    assert run.note.startswith("could not queue the tasks (")
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert 'id="run-note">could not queue the tasks (' in page
