@@ -1,0 +1,92 @@
+"""Recipient-routed outputs (the grammar under the dedicated handlers) and handler choice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analyzer import peg as p
+from analyzer.analysis import analyze
+from analyzer.generator.routed import Destination, Route, Routing, routed_output
+from analyzer.handlers import choose_handler
+from analyzer.loading import load_template_file
+from analyzer.mapper import to_message
+from analyzer.message import Message
+from analyzer.stream import StreamParser, accumulate
+
+ROOT = Path(__file__).resolve().parents[2]
+FORMATS = ROOT / "templates_corpus" / "formats"
+CORPUS = ROOT / ".." / "shared" / "corpus" / "templates"
+
+
+def route(header: str) -> Destination:
+    """A toy router: `think` reasons, `say` answers, `call NAME` calls, anything else drops."""
+    if header == "think":
+        return Destination(Route.REASONING)
+    if header == "say":
+        return Destination(Route.CONTENT)
+    if header.startswith("call ") and header[5:] in ("get_weather",):
+        return Destination(Route.CALL, header[5:], 5)
+    return Destination(Route.DROP)
+
+
+def parser(extract_reasoning: bool = True) -> p.Parser:
+    routing = Routing(message_start="<s>", header_end=":", terminators=("<e>",), route=route,
+                      call_body=lambda name: p.space() + p.tool_args(p.json_value()),
+                      extract_reasoning=extract_reasoning)
+    return p.Parser(routed_output(routing))
+
+
+def parse(text: str, extract_reasoning: bool = True, partial: bool = False) -> Message:
+    return to_message(parser(extract_reasoning).parse(text, partial))
+
+
+def test_each_header_sends_its_body_where_it_routes() -> None:
+    message = parse('think:plan<e><s>say:Hello<e><s>call get_weather:{"city": "Paris"}<e>')
+    assert (message.reasoning_content, message.content) == ("plan", "Hello")
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+        ("get_weather", {"city": "Paris"})]
+
+
+def test_reasoning_left_in_content_keeps_its_markup() -> None:
+    message = parse("think:plan<e><s>say:Hello", extract_reasoning=False)
+    assert message.content == "think:plan<e>Hello"
+
+
+def test_a_message_to_an_undeclared_recipient_is_dropped() -> None:
+    message = parse("say:Hi<e><s>call rm_rf:{}<e>")
+    assert (message.content, message.tool_calls) == ("Hi", ())
+
+
+def test_text_without_a_header_is_content() -> None:
+    assert parse("just text, no header").content == "just text, no header"
+
+
+def test_an_unfinished_header_is_held_back() -> None:
+    message = parse("say:Hi<e><s>thi", partial=True)
+    assert (message.content, message.reasoning_content) == ("Hi", "")
+
+
+def test_streaming_routed_messages_equals_one_shot() -> None:
+    text = 'think:plan<e><s>say:Hello<e><s>call get_weather:{"city": "Paris"}<e>'
+    stream = StreamParser(parser())
+    deltas = [d for ch in text for d in stream.feed(ch)] + stream.finish()
+    assert accumulate(deltas) == parse(text)
+
+
+def test_format_templates_use_the_generated_parser() -> None:
+    assert choose_handler(analyze(load_template_file(FORMATS / "tools_tagged.jinja"))) == "auto"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus templates are not present")
+@pytest.mark.parametrize(("template", "handler"), [
+    ("openai-gpt-oss-120b.jinja", "gpt-oss-channels"),
+    ("meetkai-functionary-medium-v3.2.jinja", "functionary-v3.2-recipients"),
+    ("muse-glimmer.jinja", "muse-atem-recipients"),
+    ("Qwen3-Coder.jinja", "auto"),
+])
+def test_dedicated_handlers_are_recognized_from_the_analysis(template: str, handler: str) -> None:
+    analysis = analyze(load_template_file(CORPUS / template))
+    assert (choose_handler(analysis), analysis.handler) == (handler, handler)
