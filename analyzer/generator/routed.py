@@ -25,6 +25,7 @@ class Route(StrEnum):
     REASONING = "reasoning"
     CONTENT = "content"
     CALL = "call"
+    TEXT = "text"  # content, header and all (a recipient the request does not know)
     DROP = "drop"
 
 
@@ -89,8 +90,9 @@ def message_grammar(routing: Routing, header: str) -> p.Expr:
         return opening + p.until(*stops) + closing
     if destination.route == Route.REASONING and routing.extract_reasoning:
         return opening + p.commit() + p.reasoning(p.until(*stops)) + closing
-    if destination.route == Route.REASONING:
-        # Reasoning left in the content keeps its markup, as the model wrote it.
+    if destination.route in (Route.REASONING, Route.TEXT):
+        # Reasoning left in the content, or a message to an unknown recipient, keeps its
+        # markup as the model wrote it.
         return p.content(opening) + p.content(p.until(*stops)) + p.content(closing)
     return opening + p.commit() + p.content(p.until(*stops)) + closing
 

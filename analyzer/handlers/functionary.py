@@ -16,7 +16,8 @@ def destination(header: str, names: frozenset[str]) -> Destination:
     name = header.strip()
     if name in names:
         return Destination(Route.CALL, name, header.find(name))
-    return Destination(Route.CONTENT) if name == "all" else Destination(Route.DROP)
+    # `all` is the user; an undeclared recipient stays visible as text rather than vanish.
+    return Destination(Route.CONTENT if name == "all" else Route.TEXT)
 
 
 def grammar(b: Build) -> p.Expr:

@@ -31,7 +31,11 @@ def destination(header: str, names: frozenset[str]) -> Destination:
         name = target.removeprefix(FUNCTIONS)
         if target.startswith(FUNCTIONS) and name in names:
             return Destination(Route.CALL, name, recipient.start(1) + len(FUNCTIONS))
-        return Destination(Route.DROP)  # a built-in tool the request did not declare
+        if target.startswith(FUNCTIONS):
+            return Destination(Route.TEXT)  # an undeclared function: visible as text
+        # A built-in tool (`container.exec`, `python`): not the request's, and llama.cpp's
+        # tests expect its message in neither content nor calls.
+        return Destination(Route.DROP)
     channels = CHANNEL.findall(header)
     if channels and channels[-1] == "analysis":
         return Destination(Route.REASONING)

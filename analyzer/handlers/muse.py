@@ -26,7 +26,7 @@ PARAMETER_CLOSE = "</atem:parameter>"
 
 
 def destination(header: str, names: frozenset[str]) -> Destination:
-    """Read a recipient: self, the user, a declared function, or something else."""
+    """Read a recipient: self, the user, a declared function; anything else is text."""
     recipient = RECIPIENT.search(header)
     target = recipient.group(1) if recipient is not None else "user"
     if target == "self":
@@ -35,7 +35,7 @@ def destination(header: str, names: frozenset[str]) -> Destination:
         return Destination(Route.CONTENT)
     if recipient is not None and target in names:
         return Destination(Route.CALL, target, recipient.start(1))
-    return Destination(Route.DROP)
+    return Destination(Route.TEXT)  # an undeclared recipient stays visible as text
 
 
 def parameter(key: str, schema: Mapping[str, Any]) -> p.Expr:

@@ -22,14 +22,15 @@ CORPUS = ROOT / ".." / "shared" / "corpus" / "templates"
 
 
 def route(header: str) -> Destination:
-    """A toy router: `think` reasons, `say` answers, `call NAME` calls, anything else drops."""
+    """A toy router: `think` reasons, `say` answers, `call NAME` calls, `tool X` drops, and
+    anything else is kept as text."""
     if header == "think":
         return Destination(Route.REASONING)
     if header == "say":
         return Destination(Route.CONTENT)
     if header.startswith("call ") and header[5:] in ("get_weather",):
         return Destination(Route.CALL, header[5:], 5)
-    return Destination(Route.DROP)
+    return Destination(Route.DROP if header.startswith("tool ") else Route.TEXT)
 
 
 def parser(extract_reasoning: bool = True) -> p.Parser:
@@ -55,9 +56,14 @@ def test_reasoning_left_in_content_keeps_its_markup() -> None:
     assert message.content == "think:plan<e>Hello"
 
 
-def test_a_message_to_an_undeclared_recipient_is_dropped() -> None:
-    message = parse("say:Hi<e><s>call rm_rf:{}<e>")
+def test_a_message_to_a_dropped_recipient_is_left_out() -> None:
+    message = parse("say:Hi<e><s>tool exec:ls<e>")
     assert (message.content, message.tool_calls) == ("Hi", ())
+
+
+def test_a_message_to_an_unknown_recipient_stays_visible_as_text() -> None:
+    message = parse("say:Hi<e><s>call rm_rf:{}<e>")
+    assert (message.content, message.tool_calls) == ("Hicall rm_rf:{}<e>", ())
 
 
 def test_text_without_a_header_is_content() -> None:
