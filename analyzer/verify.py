@@ -314,7 +314,7 @@ def call_dict(tool_call: ToolCall, text_arguments: bool) -> dict[str, Any]:
 def render(subject: Subject, messages: list[dict[str, Any]], options: ParseOptions,
            generation_prompt: bool) -> str:
     """Render as the generator does: the options' tools and template variables."""
-    return subject.chat.render(messages, tools=options.tools,
+    return subject.chat.render(messages, tools=options.tools or None,
                                add_generation_prompt=generation_prompt,
                                **options.render_kwargs())
 
