@@ -384,8 +384,7 @@ def test_cli_says_which_file_it_cannot_read(tmp_path: Path) -> None:
 # Tool-capable corpus templates whose verification fails, and why (each is written up in
 # /work/notes/analysis-requests.md). Failures are xfail (not strict): a fix shows as XPASS.
 CORPUS_BUGS: dict[str, str] = {
-    "Kimi-K3": 'V3: type="null" has no typed prefix; grammar lacks typed prefixes and the '
-    "<|sep|> after the section end",
+    "Kimi-K3": "V3: the grammar lacks typed value prefixes and the <|sep|> after the section end",
     "LFM2.5-8B-A1B": "V4: a raw newline in a Python-style string crashes the mapper",
     "MiniMax-M3": "V6: the grammar has no value suffix that echoes the argument name",
     "google-gemma-4-31B-it": "V5: None comes back as the string 'None'; grammar quotes nested keys",
