@@ -3,7 +3,8 @@
 Content is the text left once structure is taken out: content wrappers and turn markers are
 dropped wherever they appear, and when reasoning is extracted a later reasoning block goes to
 the reasoning and a stray reasoning marker is dropped. A tool-call marker in the text starts
-the tool calls only if a call really begins there; otherwise it is text like any other.
+the tool calls only if a call really begins there; otherwise it is text like any other. Text
+after the calls is content as well.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
     text = p.rule("content", content_text(b, calls))
     if calls is None:
         return lead + text + p.end()
-    tool_calls = p.rule("tool-calls", calls.section)
-    return lead + text + p.optional(tool_calls + trailer(b, True)) + p.end()
+    # Text after the calls (a model's closing remark) is content too, never an error.
+    tool_calls = p.rule("tool-calls", calls.section) + trailer(b, True)
+    return lead + text + p.zero_or_more(tool_calls + text) + p.end()
 
 
 def response_format_grammar(b: Build) -> p.Expr:

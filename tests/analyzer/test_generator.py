@@ -291,6 +291,13 @@ def test_a_marker_that_starts_no_call_is_text() -> None:
     assert (message.content, message.tool_calls) == ("Use <tool_call> tags like this.", ())
 
 
+def test_text_after_the_calls_is_content() -> None:
+    output = '<function=get_weather>{"city": "Paris"}</function>Anything else?'
+    message = parse("tools_tag_json", output)
+    assert (message.content, calls(message)) == ("Anything else?", [("get_weather",
+                                                                      {"city": "Paris"}, "")])
+
+
 def test_tool_choice_none_leaves_calls_as_text() -> None:
     output = '<function=get_weather>{"city": "Paris"}</function>'
     message = parse("tools_tag_json", output, tool_choice="none")
