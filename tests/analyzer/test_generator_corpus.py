@@ -1,0 +1,40 @@
+"""Every tool-capable corpus template: its generated parser reads the call it renders itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analyzer.analysis import analyze
+from analyzer.generator import generate_parser
+from analyzer.loading import load_template_file
+from analyzer.model import Comparison
+from analyzer.options import ParseOptions
+from analyzer.variants import ARG_A, ARG_B, FUNC_A, TOOLS, VAL_A, VAL_B
+
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "templates"
+TEMPLATES = sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else []
+
+
+def rendered_call(comparison: Comparison, prompt: str) -> str:
+    """Cut the one-call render from the generation prompt's end to the end of the call."""
+    assert comparison.variant_b is not None and comparison.diff is not None
+    text = comparison.variant_b.rendered
+    start, end = len(comparison.diff.prefix), len(text) - len(comparison.diff.suffix)
+    at = text.rfind(prompt, 0, start) if prompt else -1
+    return text[at + len(prompt) if at >= 0 else start : end]
+
+
+@pytest.mark.skipif(not TEMPLATES, reason="../shared corpus templates are not present")
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.stem)
+def test_the_parser_reads_the_templates_own_call(path: Path) -> None:
+    analysis = analyze(load_template_file(path))
+    one_call = next((c for c in analysis.comparisons if c.id == "T1" and c.status == "ok"), None)
+    if one_call is None:
+        pytest.skip("the template renders no tool call")
+    parser = generate_parser(analysis, ParseOptions.make(tools=TOOLS))
+    message = parser.parse(rendered_call(one_call, parser.generation_prompt))
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+        (FUNC_A, {ARG_A: VAL_A, ARG_B: VAL_B})]
