@@ -38,3 +38,22 @@ def test_the_parser_reads_the_templates_own_call(path: Path) -> None:
     message = parser.parse(rendered_call(one_call, parser.generation_prompt))
     assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
         (FUNC_A, {ARG_A: VAL_A, ARG_B: VAL_B})]
+
+
+BENCH = CORPUS / ".." / ".." / "bench-inputs" / "qwen3-coder"
+
+
+@pytest.mark.skipif(not BENCH.is_dir(), reason="../shared bench inputs are not present")
+def test_python_spelled_booleans_the_template_writes_parse_as_booleans() -> None:
+    request = json.loads((BENCH / "request.json").read_text(encoding="utf-8"))
+    options = request["options"]
+    parser = generate_parser(
+        analyze(load_template_file(CORPUS / request["template"])),
+        ParseOptions.make(tools=options["tools"], parallel_tool_calls=True,
+                          enable_thinking=options.get("enable_thinking")))
+    raw = (BENCH / "output-25k.template-raw.txt").read_text(encoding="utf-8")
+    assert "\nTrue\n</parameter>" in raw
+    expected = json.loads((BENCH / "expected-25k.json").read_text(encoding="utf-8"))
+    message = parser.parse(raw)
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+        (c["name"], c["arguments"]) for c in expected["tool_calls"]]
