@@ -26,6 +26,9 @@ DATABASE_MODULES = [
     "tests/lab/test_views.py",
     "tests/lab/test_consumers.py",
     "tests/lab/test_celery_integration.py",
+    "tests/lab/test_corpus_entries.py",
+    "tests/lab/test_corpus_runs.py",
+    "tests/lab/test_corpus_views.py",
 ]
 NESTED = "LAB_POSTGRES_RERUN"
 
