@@ -125,9 +125,10 @@ def template_analysis(path: Path) -> Analysis:
 def vector_prompt(path: Path, messages_json: str, options: ParseOptions) -> PromptContext:
     """Render the generation prompt of a vector's conversation (cached: vectors share them)."""
     source = load_template_file(path)
-    chat = compiled(source.source, source.bos_token, source.eos_token)
-    messages = json.loads(messages_json)
     analysis = template_analysis(path)
+    # Render as the analysis did (lenient where transformers refuses what llama.cpp allows).
+    chat = compiled(source.source, source.bos_token, source.eos_token, analysis.render_mode)
+    messages = json.loads(messages_json)
     try:
         return conversation_context(chat, analysis, messages, options)
     except AnalyzerError:

@@ -15,7 +15,7 @@ USER = [{"role": "user", "content": "Hi"}]
 
 def context(name: str, messages: list[dict[str, str]], **options: object):  # type: ignore[no-untyped-def]
     source = load_template_file(FORMATS / f"{name}.jinja")
-    chat = compiled(source.source, source.bos_token, source.eos_token)
+    chat = compiled(source.source, source.bos_token, source.eos_token, analyze(source).render_mode)
     return conversation_context(chat, analyze(source), messages, ParseOptions.make(**options))
 
 
