@@ -29,7 +29,8 @@ def argument(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
         opening += spaced(args.name_suffix)
     else:
         opening += NAME_END
-    return opening + argument_value(b, key, schema)
+    # Once the argument's name is read the value is settled: a stream may send it as it comes.
+    return opening + p.commit() + argument_value(b, key, schema)
 
 
 def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:
