@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from analyzer.context import AnalysisContext
-from analyzer.diff import marker_run_after, marker_run_before, skip_space, skip_space_back
+from analyzer.diff import (
+    marker_run_after,
+    marker_run_before,
+    marker_spans,
+    skip_space,
+    skip_space_back,
+)
 from analyzer.model import Comparison, ContentAnalysis, ContentMode, ReasoningAnalysis
 from analyzer.reasoning import in_region, with_reasoning, wrapper_around
 from analyzer.variants import (
@@ -108,6 +114,14 @@ def _turn_end(ctx: AnalysisContext, comparison: Comparison, taken: set[str]) -> 
     return ctx.mark_b("content.turn_end", marker, comparison.id, group[0])
 
 
+def _within_diff(text: str, group: tuple[int, int], low: int) -> tuple[int, int]:
+    """Drop the part of a marker group before low when the diff starts at a marker in it."""
+    # Solar Open's `<|begin|>assistant<|content|>`: the header is shared, `<|content|>` is not.
+    if group[0] < low < group[1] and any(start == low for start, _ in marker_spans(text)):
+        return low, group[1]
+    return group
+
+
 def _closes_user_turn(text: str, marker: str) -> bool:
     """Tell whether marker also ends the user's turn (right after the user's text)."""
     at = text.find(USER_MSG)
@@ -137,17 +151,20 @@ def _wrapped(
     if wrap.start is None or wrap.end is None or not low <= wrap.end[0] < high:
         return None
     assert wrap.end is not None
+    start_span = _within_diff(text, wrap.start, low)
     other = diff.right if side == "a" else diff.left
-    start_text, end_text = text[wrap.start[0] : wrap.start[1]], text[wrap.end[0] : wrap.end[1]]
+    start_text, end_text = text[start_span[0] : start_span[1]], text[wrap.end[0] : wrap.end[1]]
     # The other variant may show the wrapper empty (start in the shared prefix, end first).
-    empty_in_other = wrap.start[1] <= low and other.lstrip().startswith(end_text)
-    if not (in_region(wrap.start, low, high) or empty_in_other):
+    empty_in_other = start_span[1] <= low and other.lstrip().startswith(end_text)
+    if not (in_region(start_span, low, high) or empty_in_other):
         return None
-    if start_text in reasoning_markers or end_text in reasoning_markers:
+    # An end shared with reasoning is a turn end both close with (Solar Open's `<|end|>`);
+    # a start shared with reasoning means the "wrapper" is the reasoning block itself.
+    if start_text in reasoning_markers:
         return None
     if end_text in other and not empty_in_other:
         return None
     mark = ctx.mark_a if side == "a" else ctx.mark_b
-    start = mark("content.start", start_text, comparison.id, wrap.start[0])
+    start = mark("content.start", start_text, comparison.id, start_span[0])
     end = mark("content.end", end_text, comparison.id, wrap.end[0])
     return start, end

@@ -41,6 +41,15 @@ def segmentize_markers(text: str) -> list[Segment]:
     return segments
 
 
+# Words are taken possessively: `<` and `[` only open markers, so nothing is retried.
+_GROUP_RE = re.compile(f"(?:{_ANGLE}|{_SQUARE}|[^\\s<>\\[\\]]++)+")
+
+
+def is_marker_group(text: str) -> bool:
+    """Tell whether text is markers and words without spaces, such as `<|begin|>assistant`."""
+    return len(text) <= 256 and _GROUP_RE.fullmatch(text) is not None
+
+
 def is_marker(text: str) -> bool:
     """Tell whether text is exactly one marker."""
     return MARKER_RE.fullmatch(text) is not None

@@ -149,6 +149,9 @@ class ReasoningAnalysis:
     start: str = ""
     end: str = ""
     field: str = ""  # message key the template reads reasoning from, e.g. "reasoning_content"
+    # Written right after `end`, before the answer or calls, when reasoning is a turn of its
+    # own: Solar Open's `<|think|>R<|end|>` then `<|begin|>assistant` opens the answer's turn.
+    after_end: str = ""
 
 
 @dataclass(frozen=True)

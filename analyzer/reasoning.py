@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 from analyzer.context import AnalysisContext
 from analyzer.diff import (
     common_prefix_len,
+    is_marker_group,
     marker_run_after,
     marker_run_before,
     skip_space,
@@ -132,11 +134,24 @@ def _markers_from_presence(ctx: AnalysisContext, comparison: Comparison) -> Reas
     if wrap.end is None or not (end_new or start_new or empty_block):
         return ReasoningAnalysis()
     end = ctx.mark_b("reasoning.end", text_b[wrap.end[0] : wrap.end[1]], "R1", wrap.end[0])
+    after_end = _header_after_end(ctx, text_b, wrap.end[1], high)
     if wrap.start is not None and (start_new or empty_block):
         start_text = text_b[wrap.start[0] : wrap.start[1]]
         start = ctx.mark_b("reasoning.start", start_text, "R1", wrap.start[0])
-        return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end, _field_of(comparison))
-    return ReasoningAnalysis(ReasoningMode.DELIMITER, "", end, _field_of(comparison))
+        return ReasoningAnalysis(ReasoningMode.TAG_BASED, start, end, _field_of(comparison),
+                                 after_end)
+    return ReasoningAnalysis(ReasoningMode.DELIMITER, "", end, _field_of(comparison), after_end)
+
+
+def _header_after_end(ctx: AnalysisContext, text: str, end: int, high: int) -> str:
+    """The marker group the reasoning adds after its end, before the shared answer."""
+    # Only what the reasoning brings (inside R1's diff) and nothing but one marker group:
+    # a new turn header such as `<|begin|>assistant`, not text.
+    at = skip_space(text, end, high)
+    stop = skip_space_back(text, high, at)
+    if at >= stop or marker_run_after(text, at) is None or not is_marker_group(text[at:stop]):
+        return ""
+    return ctx.mark_b("reasoning.after_end", text[at:stop], "R1", at)
 
 
 def _clipped_start(text: str, group: tuple[int, int], low: int) -> tuple[int, int]:
@@ -259,7 +274,7 @@ def _forced_mode(ctx: AnalysisContext, found: ReasoningAnalysis) -> ReasoningAna
         return found
     closed_when_off = off is not None and prompt_label(off, found) == CLOSED_LABEL
     mode = ReasoningMode.FORCED_CLOSED if closed_when_off else ReasoningMode.FORCED_OPEN
-    return ReasoningAnalysis(mode, found.start, found.end, found.field)
+    return dataclasses.replace(found, mode=mode)
 
 
 def prompt_label(prompt: str, found: ReasoningAnalysis) -> str:

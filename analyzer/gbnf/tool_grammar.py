@@ -85,7 +85,9 @@ class _Request:
         if state == "closed":
             return ""
         text = text_excluding(self.builder, [reasoning.end.strip()], "reasoning")
-        block = seq(text, self.calls.marker(reasoning.end), self.ws)
+        # A turn header may follow the end when reasoning is a turn of its own (Solar Open).
+        block = seq(text, self.calls.marker(reasoning.end), self.ws,
+                    opt(self.calls.marker(reasoning.after_end)))
         if state == "open":
             return block
         no_start = reasoning.mode == ReasoningMode.DELIMITER or not reasoning.start.strip()

@@ -58,3 +58,15 @@ def test_the_next_turns_opener_is_not_a_turn_end() -> None:
     source = ("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
               "{% if add_generation_prompt %}<|assistant|>{% endif %}")
     assert content_of_source(source).turn_end == ""
+
+
+# Reasoning is a turn of its own; the answer's turn repeats the header, then `<|content|>`.
+OWN_TURN = (Path(__file__).parent / "fixtures" / "templates" / "reasoning_own_turn.jinja")
+
+
+def test_a_content_opener_after_a_shared_turn_header_wraps_the_answer() -> None:
+    # `<|begin|>assistant` is in both variants of C1; only `<|content|>` is the answer's own.
+    # Its end `<|end|>` also ends reasoning: a shared turn end still closes the content.
+    content = analyze(OWN_TURN.read_text()).content
+    assert (content.mode, content.start, content.end) == (
+        ContentMode.ALWAYS_WRAPPED, "<|content|>", "<|end|>")

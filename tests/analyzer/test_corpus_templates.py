@@ -362,3 +362,15 @@ def test_kimi_k3_names_each_value_type_including_null() -> None:
     prefixes = {e.json_type: e.prefix for e in typed}
     assert prefixes["null"] == 'null"<|sep|>'
     assert prefixes["number"] == 'number"<|sep|>'
+
+
+def test_solar_open_reasoning_turn_then_content_turn() -> None:
+    # `<|begin|>assistant<|think|>` + reasoning + `<|end|>`, then
+    # `<|begin|>assistant<|content|>` + content + `<|end|>`; calls: `<|tool_calls|>...<|calls|>`.
+    a = analysis_of("upstage-Solar-Open-100B")
+    assert (a.reasoning.start, a.reasoning.end) == ("<|think|>", "<|end|>")
+    assert a.reasoning.after_end == "<|begin|>assistant"
+    assert (a.content.mode, a.content.start, a.content.end) == (
+        ContentMode.ALWAYS_WRAPPED, "<|content|>", "<|end|>")
+    assert (a.tools.format.section_start, a.tools.format.section_end) == (
+        "<|tool_calls|>", "<|calls|>")

@@ -6,6 +6,7 @@ from analyzer.diff import (
     after_common_suffix,
     diff_split,
     is_marker,
+    is_marker_group,
     marker_run_after,
     marker_run_before,
     segmentize_markers,
@@ -136,3 +137,15 @@ def test_a_trailing_word_group_is_taken_only_when_asked() -> None:
     end = text.index("\n")
     assert marker_run_before(text, end) is None
     assert marker_run_before(text, end, trailing_word=True) == (0, end)
+
+
+def test_a_marker_group_is_markers_and_words_without_spaces() -> None:
+    assert is_marker_group("<|begin|>assistant")
+    assert is_marker_group("<|start|>assistant<|channel|>")
+    assert not is_marker_group("<|end|> then text")
+    assert not is_marker_group("")
+
+
+def test_a_long_near_miss_is_refused_at_once() -> None:
+    # Words are matched possessively: a failing match is not retried word split by word split.
+    assert not is_marker_group("x" * 250 + " ")

@@ -10,6 +10,7 @@ from analyzer.model import Analysis, Comparison, ReasoningMode
 from analyzer.reasoning import closing_form
 
 FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
+FIXTURES = Path(__file__).parent / "fixtures" / "templates"
 
 
 @cache
@@ -118,3 +119,18 @@ def test_closing_form_of_opening_tags() -> None:
     assert closing_form("<seed:think>") == "</seed:think>"
     assert closing_form("[THINK]") == "[/THINK]"
     assert closing_form("<|START_THINKING|>") == ""
+
+
+def test_a_turn_header_written_after_the_reasoning_end_is_recorded() -> None:
+    analysis = analyze((FIXTURES / "reasoning_own_turn.jinja").read_text())
+    reasoning = analysis.reasoning
+    assert (reasoning.start, reasoning.end) == ("<|think|>", "<|end|>")
+    assert reasoning.after_end == "<|begin|>assistant"
+    marker = next(m for m in analysis.markers if m.role == "reasoning.after_end")
+    r1 = comparison(analysis, "R1")
+    assert r1.variant_b is not None and marker.span_b is not None
+    assert r1.variant_b.rendered[marker.span_b.start : marker.span_b.end] == "<|begin|>assistant"
+
+
+def test_no_header_after_the_reasoning_end_when_the_answer_follows_directly() -> None:
+    assert analysis_of("think_tag_based").reasoning.after_end == ""
