@@ -76,10 +76,12 @@ class PaddedLiteral(p.Expr):
     def match(self, st: MatchState, pos: int) -> int:
         if st.text.startswith(self.whole, pos):
             return pos + len(self.whole)
+        rest = st.text[pos : pos + len(self.whole)]
+        if st.partial and len(rest) < len(self.whole) and self.whole.startswith(rest):
+            return st.need(self, pos, pos)  # the padding may still be coming
         if st.text.startswith(self.text, pos):
             return pos + len(self.text)
-        rest = st.text[pos:]
-        if st.partial and (self.whole.startswith(rest) or self.text.startswith(rest)):
+        if st.partial and st.n - pos < len(self.text) and self.text.startswith(rest):
             return st.need(self, pos, pos)
         return st.fail(pos, f"`{self.text}`")
 
