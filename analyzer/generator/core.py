@@ -50,7 +50,15 @@ class GeneratedParser:
 
     def parse(self, output: str, *, partial: bool = False) -> Message:
         """Parse a model output (partial: it may stop anywhere; only what is certain counts)."""
-        return to_message(self.parser.parse(self.prompt.tail + output, partial))
+        tail = self.prompt.tail
+        try:
+            return to_message(self.parser.parse(tail + output, partial))
+        except p.PegParseError as exc:
+            if not tail or exc.offset < len(tail):
+                raise
+            # Report the position in the output, not in the prompt's tail read before it.
+            raise p.PegParseError(text=output, offset=exc.offset - len(tail),
+                                  expected=exc.expected, rule=exc.rule) from None
 
     def stream(self) -> OutputStream:
         """Start parsing an output chunk by chunk."""

@@ -309,6 +309,13 @@ def test_a_broken_call_is_an_error_with_a_trace() -> None:
         parse("tools_tag_json", '<function=get_weather>{"city": }</function>')
 
 
+def test_an_error_is_placed_in_the_output_not_in_the_prompts_tail() -> None:
+    schema = {"type": "object"}
+    with pytest.raises(PegParseError, match=r"at offset 18 \(line 1, column 19\)"):
+        parse("think_forced_open", 'plan</think>{"a": }', enable_thinking=True,
+              json_schema=schema)
+
+
 # Partial output ----------------------------------------------------------------------------
 
 
