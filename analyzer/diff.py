@@ -50,6 +50,21 @@ def is_marker_group(text: str) -> bool:
     return len(text) <= 256 and _GROUP_RE.fullmatch(text) is not None
 
 
+_OPEN_TAG_NAME_RE = re.compile(f"(?:{_ANGLE}|{_SQUARE})[^\\s<>\\[\\]]{{1,32}}\\Z")
+
+
+def tag_closer_len(text: str, pos: int) -> int:
+    """Length of the marker at pos that closes a tag name left open right before it.
+
+    In `<|open|>tools<|sep|>` the `<|sep|>` ends the tag `<|open|>tools`; a cut at pos that
+    separates them leaves the name open. Returns 0 when pos does not split such a tag.
+    """
+    if _OPEN_TAG_NAME_RE.search(text, max(0, pos - 320), pos) is None:
+        return 0
+    following = marker_run_after(text, pos, with_word=False)
+    return 0 if following is None else following[1] - following[0]
+
+
 def is_marker(text: str) -> bool:
     """Tell whether text is exactly one marker."""
     return MARKER_RE.fullmatch(text) is not None

@@ -25,6 +25,7 @@ from analyzer.diff import (
     marker_spans,
     skip_space,
     skip_space_back,
+    tag_closer_len,
 )
 from analyzer.jsonscan import enclosing_object, quoted_after_opener
 from analyzer.model import (
@@ -136,7 +137,9 @@ def _before_turn_end(
     at = answer.find(ASSISTANT_MSG, low_a, high_a)
     if at < 0:
         return high
-    eom = marker_run_after(answer, skip_space(answer, at + len(ASSISTANT_MSG)), with_word=False)
+    # The whole group: `<|close|>assistant<|sep|>` ends the turn, `<|close|>` alone would
+    # match any closing tag inside the calls.
+    eom = marker_run_after(answer, skip_space(answer, at + len(ASSISTANT_MSG)))
     for marker in (answer[eom[0] : eom[1]] if eom else "", turn_end):
         repeated = text.find(marker, name_pos, high) if marker else -1
         if repeated >= 0:
@@ -205,11 +208,23 @@ def compare_call_count(ctx: AnalysisContext, call: CallRender) -> Repetition | N
     trailer = call.text[call.high :]
     high = len(text) - len(trailer) if text.endswith(trailer) else len(text)
     header_len = common_suffix_fixed(text[call.low : call.name_pos], text[call.low : second])
+    header_len -= _closer_of_previous_tag(call.text, call.name_pos - header_len, header_len)
     header = Piece.cut(call.text, call.name_pos - header_len, call.name_pos)
     first_tail = text[name_end : second - header_len]
     shared, index_offset, base = _common_with_index(first_tail, text[second + len(FUNC_B) : high])
     separator = Piece.cut(text, name_end + shared, second - header_len)
     return Repetition(header, shared, separator, index_offset, base)
+
+
+def _closer_of_previous_tag(text: str, pos: int, length: int) -> int:
+    """How much of a repeated header at pos belongs to the tag before it, not to the call.
+
+    Two calls in a row cannot tell `<|sep|><|open|>call` from `<|open|>call<|sep|>`; when the
+    header opens with the marker that closes a tag name left open before it
+    (`<|open|>tools` + `<|sep|>`), that marker ends the previous tag.
+    """
+    closer = tag_closer_len(text, pos)
+    return closer if closer < length else 0
 
 
 def _common_with_index(first: str, second: str) -> tuple[int, int, int]:
@@ -380,7 +395,15 @@ def _split_call_end(
         rest = rest.drop_head(len(rest.text) - len(rest.text[len(args_end.text):].lstrip()))
     _mark(ctx, draft, "close", "tools.function.close", rest.strip(), "T3a")
     _mark(ctx, draft, "per_call_end", "tools.format.per_call_end", per_call_end, "T1")
-    _mark(ctx, draft, "section_end", "tools.format.section_end", section_end.strip(), "T1")
+    _mark(ctx, draft, "section_end", "tools.format.section_end",
+          _with_tag_closer(call.text, section_end.strip()), "T1")
+
+
+def _with_tag_closer(text: str, piece: Piece) -> Piece:
+    """Extend a marker group that leaves a tag name open by the marker closing it."""
+    if not piece.text:
+        return piece
+    return Piece.cut(text, piece.pos, piece.end + tag_closer_len(text, piece.end))
 
 
 def _split_trailing_group(tail: Piece, has_section: bool) -> tuple[Piece, Piece]:

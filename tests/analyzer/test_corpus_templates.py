@@ -364,6 +364,14 @@ def test_kimi_k3_names_each_value_type_including_null() -> None:
     assert prefixes["number"] == 'number"<|sep|>'
 
 
+def test_kimi_k3_tags_keep_their_closing_sep() -> None:
+    # open_tag/close_tag write `<|open|>NAME attrs<|sep|>` and `<|close|>NAME<|sep|>`.
+    layout = analysis_of("Kimi-K3").tools.format
+    assert (layout.section_start, layout.section_end) == ("<|open|>tools<|sep|>",
+                                                          "<|close|>tools<|sep|>")
+    assert layout.per_call_end == "<|close|>call<|sep|>"
+
+
 def test_solar_open_reasoning_turn_then_content_turn() -> None:
     # `<|begin|>assistant<|think|>` + reasoning + `<|end|>`, then
     # `<|begin|>assistant<|content|>` + content + `<|end|>`; calls: `<|tool_calls|>...<|calls|>`.

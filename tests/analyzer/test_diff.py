@@ -10,6 +10,7 @@ from analyzer.diff import (
     marker_run_after,
     marker_run_before,
     segmentize_markers,
+    tag_closer_len,
     until_common_prefix,
 )
 from analyzer.model import DiffSplit, Segment, SegmentKind
@@ -149,3 +150,10 @@ def test_a_marker_group_is_markers_and_words_without_spaces() -> None:
 def test_a_long_near_miss_is_refused_at_once() -> None:
     # Words are matched possessively: a failing match is not retried word split by word split.
     assert not is_marker_group("x" * 250 + " ")
+
+
+def test_a_marker_that_closes_an_open_tag_name_is_measured() -> None:
+    text = "<|open|>tools<|sep|><|open|>call"
+    assert tag_closer_len(text, len("<|open|>tools")) == len("<|sep|>")
+    assert tag_closer_len(text, len("<|open|>tools<|sep|>")) == 0  # nothing left open
+    assert tag_closer_len("<|im_start|>assistant\n<tool_call>", 22) == 0  # a newline ends it

@@ -208,3 +208,23 @@ def test_a_template_that_drops_null_arguments_keeps_the_other_typed_prefixes() -
 
 def test_no_per_type_prefixes_when_every_type_looks_alike() -> None:
     assert tools_of("tools_tagged").arguments.typed_prefixes == ()
+
+
+# Every tag is `<|open|>NAME attrs<|sep|>` or `<|close|>NAME<|sep|>`, as Kimi-K3 writes them.
+SEP_TAGS = (
+    "{%- for m in messages -%}<|open|>{{ m.role }}<|sep|>"
+    "{%- if m.tool_calls -%}<|open|>tools<|sep|>"
+    "{%- for c in m.tool_calls -%}<|open|>call tool=\"{{ c.function.name }}\"<|sep|>"
+    "{{ c.function.arguments | tojson }}<|close|>call<|sep|>{%- endfor -%}<|close|>tools<|sep|>"
+    "{%- else -%}{{ m.content }}{%- endif -%}<|close|>{{ m.role }}<|sep|>{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|open|>assistant<|sep|>{%- endif -%}"
+)
+
+
+def test_the_marker_closing_a_tag_name_stays_with_that_tag() -> None:
+    # Two calls in a row read `...<|close|>call<|sep|><|open|>call...`: the `<|sep|>` ends
+    # `<|close|>call`, it does not open the next call.
+    layout = analyze(SEP_TAGS).tools.format
+    assert (layout.section_start, layout.section_end) == ("<|open|>tools<|sep|>",
+                                                          "<|close|>tools<|sep|>")
+    assert (layout.per_call_start, layout.per_call_end) == ("<|open|>", "<|close|>call<|sep|>")
