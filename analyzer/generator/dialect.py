@@ -17,6 +17,7 @@ from analyzer.peg.state import MatchState
 
 SPACE = re.compile(r"\s*")
 SCALAR = re.compile(r"[^,:\[\]{}\s]+")
+PYTHON_WORDS: dict[str, Any] = {"None": None, "True": True, "False": False}
 
 
 class Incomplete(Exception):
@@ -107,6 +108,8 @@ def read_scalar(text: str, pos: int, final: bool) -> tuple[Any, int]:
     if found.end() >= len(text) and not final:
         raise Incomplete  # more digits or letters may follow
     token = found.group()
+    if token in PYTHON_WORDS:  # a template that writes Python's spelling of these literals
+        return PYTHON_WORDS[token], found.end()
     try:
         return json.loads(token), found.end()
     except ValueError:

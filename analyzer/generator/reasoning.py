@@ -26,9 +26,16 @@ def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, .
 def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
     """Match `start reasoning [end]`, committed once the start marker is seen."""
     triggers = calls.triggers if calls is not None else ()
-    closing = p.optional(p.literal(b.reasoning_end) + p.space())
+    closing = p.optional(p.literal(b.reasoning_end) + p.space() + after_end(b))
     return (p.literal(b.reasoning_start) + p.commit()
             + reasoning_text(b, calls_to_end, triggers) + closing)
+
+
+def after_end(b: Build) -> p.Expr:
+    """Match the turn header a template writes after the reasoning end (Solar's
+    `<|begin|>assistant`): the answer's markup, not its text."""
+    header = b.analysis.reasoning.after_end.strip()
+    return p.optional(p.literal(header) + p.space()) if header else p.eps()
 
 
 def leading_reasoning(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
@@ -37,7 +44,8 @@ def leading_reasoning(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr 
         return empty_opening(b)
     if b.reasoning_start:
         return p.optional(p.space() + p.rule("reasoning", reasoning_block(b, calls, calls_to_end)))
-    delimited = p.reasoning(p.until(b.reasoning_end)) + p.literal(b.reasoning_end) + p.space()
+    delimited = (p.reasoning(p.until(b.reasoning_end)) + p.literal(b.reasoning_end) + p.space()
+                 + after_end(b))
     return p.optional(p.rule("reasoning", delimited))
 
 

@@ -23,6 +23,7 @@ PYTHON_TOKEN = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\bTrue\b|\bFalse\b|\bNone\b""", re.DOTALL
 )
 PYTHON_WORDS = {"True": "true", "False": "false", "None": "null"}
+RAW_CONTROLS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
 def normalize_python_json(text: str) -> str:
@@ -34,7 +35,8 @@ def normalize_python_json(text: str) -> str:
             return PYTHON_WORDS[word]
         if word.startswith('"') and STRING.fullmatch(word):
             return word
-        return json.dumps(ast.literal_eval(word), ensure_ascii=False)
+        # Templates may write newlines and tabs raw inside quotes: escape them to read them.
+        return json.dumps(ast.literal_eval(word.translate(RAW_CONTROLS)), ensure_ascii=False)
 
     return PYTHON_TOKEN.sub(rewrite, text)
 

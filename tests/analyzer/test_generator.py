@@ -6,6 +6,7 @@ the parser's output: the output strings below are what those templates render fo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 from pathlib import Path
@@ -104,6 +105,15 @@ def test_unclosed_reasoning_stays_reasoning() -> None:
         "still thinking when the budget ran out",
         "",
     )
+
+
+def test_a_turn_header_after_the_reasoning_end_is_not_content() -> None:
+    analysis = analysis_of("think_tag_based")
+    solar_like = dataclasses.replace(
+        analysis, reasoning=dataclasses.replace(analysis.reasoning, after_end="<|assistant|>"))
+    message = parse_output(solar_like, ParseOptions.make(),
+                           "<think>plan</think><|assistant|>The answer.")
+    assert (message.reasoning_content, message.content) == ("plan", "The answer.")
 
 
 def test_delimiter_reasoning_runs_to_the_delimiter() -> None:
@@ -259,6 +269,12 @@ def test_python_call_syntax_with_python_literals() -> None:
     assert calls(parse("tools_python_call", output)) == [
         ("get_weather", {"city": "Paris", "days": 3, "metric": False}, "")
     ]
+
+
+def test_a_python_string_with_a_raw_newline_is_read() -> None:
+    output = "<|tool_call_start|>[get_weather(city='Paris\nnorth\tside')]<|tool_call_end|>"
+    assert calls(parse("tools_python_call", output)) == [
+        ("get_weather", {"city": "Paris\nnorth\tside"}, "")]
 
 
 def test_values_closed_by_a_tag_echoing_the_name() -> None:
