@@ -225,6 +225,9 @@ class ArgumentsAnalysis:
     # Set only when non-string prefixes differ by JSON type; typed_value_prefix is then the
     # boolean one.
     typed_prefixes: tuple[TypedPrefix, ...] = ()
+    # The whitespace the template writes right before and right after a string value (the
+    # markers exclude it): Qwen3-Coder's `<parameter=k>\nV\n</parameter>` gives ("\n", "\n").
+    value_padding: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ class ToolDraft:
     suffix_echoes_name: bool = False
     echo_suffix: str = ""
     typed_prefixes: list[TypedPrefix] = field(default_factory=list)
+    value_padding: tuple[str, str] = ("", "")
     id_pos: CallIdPosition = CallIdPosition.NONE
     id_prefix: str = ""
     id_suffix: str = ""
@@ -77,6 +78,7 @@ class ToolDraft:
                 self.value_prefix, self.value_suffix, self.typed_value_prefix,
                 self.typed_value_suffix, self.arg_separator, self.literal_style,
                 self.suffix_echoes_name, self.echo_suffix, tuple(self.typed_prefixes),
+                self.value_padding,
             ),
             call_id=CallIdAnalysis(self.id_pos, self.id_prefix, self.id_suffix),
             call_index=CallIndexAnalysis(

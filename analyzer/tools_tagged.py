@@ -86,9 +86,17 @@ def analyze_tagged_args(
     draft.arg_separator = ctx.mark_b("tools.arguments.separator", separator.text, "T5",
                                      separator.pos)
     _name_and_value_prefix(ctx, draft, one, a3, trailer)
+    draft.value_padding = _padding_around(one)
     last_suffix = value_suffix.text.replace(ARG_A, ARG_B) if echo is not None else value_suffix.text
     end = _after_value_suffix(text, two[3] + len(VAL_B), last_suffix)
     return ArgsSpan(two[0] - len(name_prefix.text), end)
+
+
+def _padding_around(one: OneArg) -> tuple[str, str]:
+    """The whitespace right before and right after the string value in a one-argument call."""
+    before = one.text[one.arg + len(ARG_A) : one.value]
+    after = one.text[one.value + one.value_len : one.high]
+    return before[len(before.rstrip()) :], after[: len(after) - len(after.lstrip())]
 
 
 def _split_echo(value_suffix: Piece) -> tuple[Piece, Piece | None]:

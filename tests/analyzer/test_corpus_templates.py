@@ -382,3 +382,10 @@ def test_solar_open_reasoning_turn_then_content_turn() -> None:
         ContentMode.ALWAYS_WRAPPED, "<|content|>", "<|end|>")
     assert (a.tools.format.section_start, a.tools.format.section_end) == (
         "<|tool_calls|>", "<|calls|>")
+
+
+def test_value_padding_qwen3_coder_vs_seed_oss() -> None:
+    # Qwen3-Coder writes '<parameter=' + name + '>\n', the value, then '\n</parameter>\n';
+    # Seed-OSS writes the value right after '>' and `arg_value+"</parameter>\n"`.
+    assert analysis_of("Qwen3-Coder").tools.arguments.value_padding == ("\n", "\n")
+    assert analysis_of("ByteDance-Seed-OSS").tools.arguments.value_padding == ("", "")

@@ -228,3 +228,14 @@ def test_the_marker_closing_a_tag_name_stays_with_that_tag() -> None:
     assert (layout.section_start, layout.section_end) == ("<|open|>tools<|sep|>",
                                                           "<|close|>tools<|sep|>")
     assert (layout.per_call_start, layout.per_call_end) == ("<|open|>", "<|close|>call<|sep|>")
+
+
+def test_the_whitespace_around_a_tagged_value_is_kept_as_padding() -> None:
+    # tools_tagged writes `<parameter={{ name }}>` NEWLINE `{{ value }}` NEWLINE `</parameter>`.
+    args = tools_of("tools_tagged").arguments
+    assert (args.value_prefix, args.value_suffix) == ("", "</parameter>")
+    assert args.value_padding == ("\n", "\n")
+
+
+def test_a_value_written_right_against_its_tags_has_no_padding() -> None:
+    assert tools_of("tools_typed_attr").arguments.value_padding == ("", "")
