@@ -1,9 +1,10 @@
 """Turn JSON schemas into GBNF rules, for JSON or for Python-literal ("python dict") text.
 
-Objects list their declared properties in schema order (required ones mandatory, optional
-ones skippable); extra keys are allowed only when additionalProperties says so, or when the
-object declares no properties at all. `pattern` is not compiled: such strings match any
-string. Lengths and item counts above REPETITION_CAP are left unbounded.
+Objects list their declared properties in schema order (with sorted_keys, alphabetical order
+too), required ones mandatory and optional ones skippable; extra keys are allowed only when
+additionalProperties says so, or when the object declares no properties at all. `pattern` is
+not compiled: such strings match any string. Lengths and item counts above REPETITION_CAP are
+left unbounded.
 """
 
 from __future__ import annotations
@@ -63,11 +64,17 @@ def _cap(count: Any) -> int | None:
 class SchemaConverter:
     """Add rules for values of given schemas to a builder, sharing primitives."""
 
+    flavour = "json"  # tells apart the shared rules of converters for other dialects
+
     def __init__(
-        self, builder: GrammarBuilder, *, python_dicts: bool = False, root_schema: Any = None
+        self, builder: GrammarBuilder, *, python_dicts: bool = False, root_schema: Any = None,
+        sorted_keys: bool = False,
     ) -> None:
         self.builder = builder
         self.python = python_dicts
+        # Templates that write values themselves often sort keys (Jinja's dictsort): accept
+        # members in alphabetical order as well as in the schema's.
+        self.sorted_keys = sorted_keys
         self.root_schema = root_schema
         self._refs: dict[str, str] = {}
 
@@ -109,6 +116,10 @@ class SchemaConverter:
         """Any string: double-quoted JSON, or either quote style in Python flavour."""
         return self._sized_string(0, None)
 
+    def any_key(self) -> str:
+        """A key of an object member the schema does not declare."""
+        return self.string()
+
     def integer(self, *, signed: bool = True) -> str:
         """An integer, with an optional minus sign when signed."""
         hint = "integer" if signed else "natural"
@@ -131,12 +142,12 @@ class SchemaConverter:
 
     def any_value(self) -> str:
         """Any JSON value (or Python literal in Python flavour)."""
-        key = ("any-value", self.python)
+        key = ("any-value", self.python, self.flavour)  # sorted_keys: no declared keys here
         if key in self.builder.memo:
             return self.builder.memo[key]
         value = self.builder.reserve("value")
         self.builder.memo[key] = value
-        member = seq(self.string(), self.space(), literal(":"), self.space(), value)
+        member = seq(self.any_key(), self.space(), literal(":"), self.space(), value)
         obj = self.builder.add("object", self._bracketed("{", member, "}"))
         arr = self.builder.add("array", self._bracketed("[", value, "]"))
         scalars = (self.string(), self.number(), self.boolean(), self.null())
@@ -277,13 +288,14 @@ class SchemaConverter:
             raise SchemaError("properties must be an object", path=f"{path}/properties")
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
         names = list(props) + [k for k in required if k not in props]
-        members = [
-            (self._member(k, props.get(k, True), hint, path), k in required)
-            for k in names
-            if props.get(k, True) is not False
-        ]
         extra = self._extra_member(schema, bool(names), hint, path)
-        return self.builder.add(hint, self._object_body(members, extra, hint))
+        orders = [names, sorted(names)] if self.sorted_keys else [names]
+        bodies = []
+        for order in dict.fromkeys(tuple(o) for o in orders):
+            members = [(self._member(k, props.get(k, True), hint, path), k in required)
+                       for k in order if props.get(k, True) is not False]
+            bodies.append(self._object_body(members, extra, hint))
+        return self.builder.add(hint, alt(*bodies))
 
     def _member(self, key: str, schema: Any, hint: str, path: str) -> str:
         value = self.value(schema, f"{hint}-{key}", f"{path}/properties/{key}")
@@ -296,7 +308,7 @@ class SchemaConverter:
             return ""
         value = self.value(True if extra is None else extra, f"{hint}-extra",
                            f"{path}/additionalProperties")
-        return seq(self.string(), self.space(), literal(":"), self.space(), value)
+        return seq(self.any_key(), self.space(), literal(":"), self.space(), value)
 
     def _object_body(self, members: list[tuple[str, bool]], extra: str, hint: str) -> str:
         """Build '{ ... }' where members come in order and commas sit only between them."""

@@ -1,44 +1,25 @@
 """Grammar rules for the tool-call section of an output, in the template's own format.
 
 Markers keep their inner text exactly and may have whitespace around them: the analysis
-trims markers, and a model that spaces calls a little differently still fits.
+trims markers, and a model that spaces calls a little differently still fits. Tagged
+arguments (one marker pair per argument) are built in `analyzer.gbnf.tagged_args`.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
 
 from analyzer.gbnf.builder import GrammarBuilder, alt, chars, literal, opt, seq, star
 from analyzer.gbnf.json_schema import SchemaConverter
+from analyzer.gbnf.markers import spaced_marker
+from analyzer.gbnf.tagged_args import TaggedArguments
 from analyzer.gbnf.tool_specs import ToolSpec
 from analyzer.gbnf.until import text_excluding
 from analyzer.model import CallIdPosition, ToolFormat, ToolsAnalysis
 
 CALL_ID_CHARS = "[A-Za-z0-9_.:-]+"
 CALL_INDEX = "[0-9]{1,6}"
-
-
-def may_be_string(schema: Any) -> bool:
-    """Tell whether a value of this schema can be a string (so a template writes it raw)."""
-    if not isinstance(schema, dict):
-        return schema is True
-    if "enum" in schema or "const" in schema:
-        values = schema.get("enum", [schema.get("const")])
-        return any(isinstance(v, str) for v in values)
-    options = schema.get("anyOf") or schema.get("oneOf")
-    if isinstance(options, list):
-        return any(may_be_string(o) for o in options)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return "string" in kind
-    return kind == "string" or (kind is None and not _looks_structured(schema))
-
-
-def _looks_structured(schema: dict[str, Any]) -> bool:
-    keys = ("properties", "items", "prefixItems", "$ref", "allOf", "minimum", "maximum")
-    return any(key in schema for key in keys)
 
 
 class CallGrammar:
@@ -48,22 +29,12 @@ class CallGrammar:
         self.builder = builder
         self.tools = tools
         self.json = SchemaConverter(builder, python_dicts=tools.format.uses_python_dicts)
-        # Tagged values are written by str() or tojson depending on the template: accept both.
-        self.loose = SchemaConverter(builder, python_dicts=True)
         self.ws = self.json.space()
+        self.tagged = TaggedArguments(builder, tools, self.ws)
 
     def marker(self, text: str, *, lead: bool = True, trail: bool = True) -> str:
-        """Match a marker's text exactly, with optional whitespace around it.
-
-        lead/trail False glue that edge to what comes next (a prefix to the name after it),
-        unless the marker text itself has whitespace there.
-        """
-        core = text.strip()
-        if not core:
-            return self.ws if text else ""
-        before = self.ws if lead or text[0].isspace() else ""
-        after = self.ws if trail or text[-1].isspace() else ""
-        return seq(before, chars(core), after)
+        """Match a marker's text exactly, with optional whitespace around it."""
+        return spaced_marker(self.ws, text, lead=lead, trail=trail)
 
     # -- the whole section -----------------------------------------------------------------
 
@@ -94,7 +65,7 @@ class CallGrammar:
         if mode == ToolFormat.JSON_NATIVE:
             body = self._json_native_call(spec)
         else:
-            args = self._tagged_args(spec) if mode == ToolFormat.TAG_WITH_TAGGED else \
+            args = self.tagged.arguments(spec) if mode == ToolFormat.TAG_WITH_TAGGED else \
                 self.json.value(spec.parameters, f"{spec.name}-args")
             body = self._tag_call(spec, args)
         return self.builder.add(f"call-{spec.name}", body)
@@ -202,58 +173,3 @@ class CallGrammar:
             CallIdPosition.POST_ARGS: (function.close, fmt.per_call_end, fmt.section_end),
         }.get(pos, ())
         return next((m.strip() for m in followers if m.strip()), "")
-
-    # -- TAG_WITH_TAGGED arguments ---------------------------------------------------------
-
-    def _tagged_args(self, spec: ToolSpec) -> str:
-        """Each required argument once, optional ones anywhere in between.
-
-        Templates write arguments in the call's own order, and some sort them, so required
-        arguments may come in any order when there are at most three of them; beyond that,
-        schema order or alphabetical order.
-        """
-        blocks = {key: self._tagged_arg(spec, key, schema)
-                  for key, schema in spec.properties.items()}
-        for key in spec.required:
-            blocks.setdefault(key, self._tagged_arg(spec, key, True))
-        required = [k for k in blocks if k in spec.required]
-        optional = [blocks[k] for k in blocks if k not in spec.required]
-        sep = self.marker(self.tools.arguments.separator) or self.ws
-        any_optional = alt(*optional) if optional else ""
-        if not required:
-            return opt(seq(any_optional, star(seq(sep, any_optional)))) if optional else ""
-        after = star(seq(sep, any_optional)) if optional else ""
-        before = star(seq(any_optional, sep)) if optional else ""
-        orders = itertools.permutations(required) if len(required) <= 3 else \
-            [required, sorted(required)]
-        chains = [seq(*[seq(sep if i else "", blocks[key], after) for i, key in enumerate(order)])
-                  for order in orders]
-        return seq(before, alt(*chains))
-
-    def _tagged_arg(self, spec: ToolSpec, key: str, schema: Any) -> str:
-        args = self.tools.arguments
-        name = seq(self.marker(args.name_prefix, trail=False), chars(key),
-                   self.marker(args.name_suffix, lead=False))
-        if may_be_string(schema):
-            value = seq(self.marker(args.value_prefix), self._raw_value(schema),
-                        self.marker(args.value_suffix))
-        else:
-            typed = self.loose.value(schema, f"{spec.name}-{key}")
-            value = seq(self.marker(args.typed_value_prefix), self.ws, typed, self.ws,
-                        self.marker(args.typed_value_suffix))
-        return self.builder.add(f"{spec.name}-arg-{key}", seq(name, value))
-
-    def _raw_value(self, schema: Any) -> str:
-        values = schema.get("enum") if isinstance(schema, dict) else None
-        if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
-            return alt(*(chars(v) for v in values))
-        return text_excluding(self.builder, self._value_ends(), "raw-value")
-
-    def _value_ends(self) -> list[str]:
-        """What ends a raw string value: its suffix, or else whatever may follow it."""
-        args, function, fmt = self.tools.arguments, self.tools.function, self.tools.format
-        if args.value_suffix.strip():
-            return [args.value_suffix.strip()]
-        followers = (args.separator, args.name_prefix, args.end, function.close,
-                     fmt.per_call_end, fmt.section_end)
-        return [m.strip() for m in followers if m.strip()]

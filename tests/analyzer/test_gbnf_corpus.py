@@ -42,10 +42,6 @@ PLAIN_ANSWER = "XYZ-PLAIN-ANSWER"
 # Templates whose rendered calls the grammar does not accept yet, and why: (reason, the
 # tool_choice modes that fail).
 KNOWN_FAILURES = {
-    "Kimi-K3": ("analysis reads argument markers that swallow the type attribute",
-                ("required", "auto")),
-    "MiniMax-M3": ("analysis reads markers that include probe argument names",
-                   ("required", "auto")),
     "muse-glimmer": ("analysis reads a call separator made of a whole probe call",
                      ("required", "auto")),
     "openai-gpt-oss-120b": ("the analysis channel before the call needs the dedicated "
@@ -102,9 +98,15 @@ def _render_call(template: ChatTemplate, analysis: Analysis, calls: int) -> tupl
     pytest.skip(f"the template does not render a {calls}-call message: {problem}")
 
 
-def _strip_end_of_turn(output: str, plain: str, known: tuple[str, ...]) -> str:
+def _strip_end_of_turn(output: str, plain: str, analysis: Analysis) -> str:
     """Drop what the template appends after any assistant turn, and end-of-turn tokens."""
     tail = plain[plain.index(PLAIN_ANSWER) + len(PLAIN_ANSWER):] if PLAIN_ANSWER in plain else ""
+    # A content wrapper's end closes the plain answer only: the calls have closers of their own
+    # (Kimi-K3's `<|close|>response<|sep|>` vs `<|close|>tools<|sep|>` share the `<|sep|>`).
+    wrapper_end = analysis.content.end.strip()
+    if wrapper_end and tail.lstrip().startswith(wrapper_end):
+        tail = tail.lstrip()[len(wrapper_end):]
+    known = analysis.preserved_tokens
     output = output[: len(output) - common_suffix_fixed(output, tail)]
     while True:
         output = output.rstrip()
@@ -123,7 +125,7 @@ def _rendered(name: str, calls: int) -> Rendered:
     prompt = _render(template, analysis, USER, add_generation_prompt=True)
     full, plain = _render_call(template, analysis, calls)
     cut = len(prompt) if full.startswith(prompt) else common_prefix_fixed(prompt, full)
-    output = _strip_end_of_turn(full[cut:], plain, analysis.preserved_tokens)
+    output = _strip_end_of_turn(full[cut:], plain, analysis)
     if "get_weather" not in output:
         pytest.skip("the template renders no tool call text for an assistant message")
     return Rendered(full[:cut], output)

@@ -1,0 +1,54 @@
+"""Schema rules for a JSON dialect whose strings sit between a quote marker (Gemma's `<|"|>`).
+
+Such a template writes `{country:<|"|>FR<|"|>,open:false,range:{max:5}}`: JSON structure,
+strings between the marker, keys bare or quoted, literals as JSON or as Python spells them
+(Gemma writes a null as `None`). Lengths and string formats are not checked: a quoted
+string is any text without the marker.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from analyzer.gbnf.builder import GrammarBuilder, alt, chars, seq
+from analyzer.gbnf.json_schema import SchemaConverter
+from analyzer.gbnf.until import text_excluding
+
+# What a bare key may hold: anything but the dialect's structure and whitespace.
+BARE_KEY_CHAR = "[^,:\\x5b\\x5d{}\\x00-\\x20]"
+_BARE_KEY = re.compile(r"[^,:\[\]{}\s]+")
+
+
+class QuotedDialectConverter(SchemaConverter):
+    """Add rules for values written in a quote-marker dialect."""
+
+    def __init__(self, builder: GrammarBuilder, quote: str) -> None:
+        super().__init__(builder, python_dicts=True, sorted_keys=True)
+        self.quote = quote
+        self.flavour = f"quoted:{quote}"
+
+    def _around(self, content: str) -> str:
+        return seq(chars(self.quote), content, chars(self.quote))
+
+    def _sized_string(self, low: int, high: int | None) -> str:
+        text = text_excluding(self.builder, [self.quote], "quoted-text")
+        return self.builder.add("quoted-string", self._around(text))
+
+    def _quoted(self, content: str) -> str:
+        return self._around(content)
+
+    def const(self, value: Any) -> str:
+        """Match exactly this value, strings between the quote marker."""
+        if isinstance(value, str):
+            return self._around(chars(value))
+        return super().const(value)
+
+    def _key(self, key: str) -> str:
+        quoted = self._around(chars(key))
+        return alt(chars(key), quoted) if _BARE_KEY.fullmatch(key) else quoted
+
+    def any_key(self) -> str:
+        """An undeclared key: bare, or quoted like a string."""
+        bare = self.builder.add("bare-key", f"{BARE_KEY_CHAR}+")
+        return alt(bare, self.string())
