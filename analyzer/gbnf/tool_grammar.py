@@ -3,7 +3,8 @@
 With tool_choice "auto" the grammar is lazy: it starts at the tool-call trigger, so free
 text before a call is never constrained. With "required" (or a named function) the grammar
 covers the whole output: optional reasoning, content that cannot start a call, then calls.
-A `json_schema` response format wins over tools, as in llama.cpp.
+A `json_schema` response format wins over tools, as in llama.cpp. The formats of dedicated
+handlers (the analysis' `handler`) have grammars of their own (`analyzer.gbnf.handlers`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from analyzer.gbnf.builder import ROOT, GrammarBuilder, alt, chars, opt, seq
 from analyzer.gbnf.errors import GrammarRequestError
+from analyzer.gbnf.handlers import RoutedGrammar, routed_grammar
 from analyzer.gbnf.json_schema import SchemaConverter
 from analyzer.gbnf.result import GrammarResult, Trigger
 from analyzer.gbnf.tool_calls import CallGrammar
@@ -103,10 +105,11 @@ class _Request:
                            self.calls.marker(content.end), self.ws))
         return text_excluding(self.builder, stops, "content")
 
-    def finish(self, root: str, *, lazy: bool, triggers: tuple[Trigger, ...] = ()) -> GrammarResult:
+    def finish(self, root: str, *, lazy: bool, triggers: tuple[Trigger, ...] = (),
+               tokens: tuple[str, ...] = ()) -> GrammarResult:
         self.builder.define(ROOT, root)
-        return GrammarResult(self.builder.render(), triggers, preserved_tokens(self.analysis),
-                             lazy)
+        kept = tuple(dict.fromkeys((*preserved_tokens(self.analysis), *tokens)))
+        return GrammarResult(self.builder.render(), triggers, kept, lazy)
 
 
 def _response_format(request: _Request, schema: Any, reasoning: str) -> GrammarResult:
@@ -115,6 +118,16 @@ def _response_format(request: _Request, schema: Any, reasoning: str) -> GrammarR
     fenced = seq(chars("```json"), request.ws, answer, request.ws, chars("```"))
     return request.finish(seq(request.ws, reasoning, alt(fenced, answer), request.ws),
                           lazy=False)
+
+
+def _routed(request: _Request, routed: RoutedGrammar, specs: tuple[ToolSpec, ...], choice: str,
+            parallel: bool) -> GrammarResult:
+    """The grammar of a dedicated handler's format."""
+    if choice == "auto":
+        return request.finish(routed.from_trigger(specs, parallel=parallel), lazy=True,
+                              triggers=routed.triggers(specs), tokens=routed.tokens)
+    return request.finish(routed.whole_output(specs, parallel=parallel), lazy=False,
+                          tokens=routed.tokens)
 
 
 def build_tool_grammar(
@@ -135,6 +148,9 @@ def build_tool_grammar(
     if json_schema is not None:
         return _response_format(request, json_schema, request.reasoning(state))
     choice, specs = _choose_tools(tool_choice, read_tools(tools))
+    routed = routed_grammar(analysis.handler, request.calls)
+    if routed is not None and choice != "none" and specs:
+        return _routed(request, routed, specs, choice, parallel_tool_calls)
     if choice == "none" or not specs or analysis.tools.format.mode == ToolFormat.NONE:
         if choice == "required" and specs:
             raise GrammarRequestError("tool_choice requires a call, but the analysis found no "

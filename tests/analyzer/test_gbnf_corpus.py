@@ -39,16 +39,6 @@ ARGUMENTS = {"location": "Paris", "days": 3, "metric": True}
 USER = [{"role": "user", "content": "What is the weather?"}]
 PLAIN_ANSWER = "XYZ-PLAIN-ANSWER"
 
-# Templates whose rendered calls the grammar does not accept yet, and why: (reason, the
-# tool_choice modes that fail).
-KNOWN_FAILURES = {
-    "muse-glimmer": ("analysis reads a call separator made of a whole probe call",
-                     ("required", "auto")),
-    "openai-gpt-oss-120b": ("the analysis channel before the call needs the dedicated "
-                            "handler", ("required",)),
-}
-
-
 @dataclass(frozen=True)
 class Rendered:
     """What the model would have generated for one call, and the prompt before it."""
@@ -143,15 +133,6 @@ def _from_trigger(result: GrammarResult, output: str) -> str:
     return output[min(s for s in starts if s >= 0):]
 
 
-def _templates(choice: str) -> list[Any]:
-    params = []
-    for name in NAMES:
-        reason, modes = KNOWN_FAILURES.get(name, ("", ()))
-        marks = [pytest.mark.xfail(reason=reason, strict=False)] if choice in modes else []
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
-
-
 def _check(name: str, calls: int, choice: str) -> None:
     if not NAMES:
         pytest.skip(f"corpus templates not found at {TEMPLATES}")
@@ -170,17 +151,17 @@ def _check(name: str, calls: int, choice: str) -> None:
     assert not match_text(result.grammar, text[:-1]).accepted
 
 
-@pytest.mark.parametrize("name", _templates("required"))
+@pytest.mark.parametrize("name", NAMES)
 def test_grammar_accepts_the_rendered_call_as_the_whole_output(name: str) -> None:
     _check(name, 1, "required")
 
 
-@pytest.mark.parametrize("name", _templates("auto"))
+@pytest.mark.parametrize("name", NAMES)
 def test_lazy_grammar_accepts_the_rendered_call_from_its_trigger(name: str) -> None:
     _check(name, 1, "auto")
 
 
-@pytest.mark.parametrize("name", _templates("auto"))
+@pytest.mark.parametrize("name", NAMES)
 def test_lazy_grammar_accepts_two_rendered_calls_when_parallel(name: str) -> None:
     _check(name, 2, "auto")
 
