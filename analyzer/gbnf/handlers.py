@@ -112,11 +112,12 @@ class GptOssGrammar(RoutedGrammar):
 
 
 class MuseGrammar(RoutedGrammar):
-    """Muse Glimmer: ` to=self<|message|>...<|eom|>` notes, then ` to=NAME<|message|>` and
-    an ATEM block invoking NAME with one `<atem:parameter>` element per argument."""
+    """Muse Glimmer: ` to=self<|message|>...<|eom|>` notes (or a word to the user that ends
+    with `<|eom|>`, not the turn's `<|eot|>`), then ` to=NAME<|message|>` and an ATEM block
+    invoking NAME with one `<atem:parameter>` element per argument."""
 
     message_start = "<|start|>assistant"
-    note_headers = (" to=self<|message|>",)
+    note_headers = (" to=self<|message|>", " to=user<|message|>")
     note_end = "<|eom|>"
     call_end = "<|eom|>"
     stops = ("<|eom|>", "<|eot|>", "<|start|>")
