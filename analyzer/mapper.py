@@ -23,6 +23,9 @@ from analyzer.peg.state import Event
 
 INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# Joins content the model wrote right before and right after a tool call, neither side
+# with whitespace: the call stood between them, and glued they would read as one word.
+CALL_BREAK = "\n"
 BOOLEANS = {"true": "true", "True": "true", "false": "false", "False": "false"}
 NULLS = ("null", "None")
 
@@ -96,6 +99,10 @@ class MessageBuilder:
 
     def __init__(self, record: bool = False) -> None:
         self.content: list[str] = []
+        # Content text before a call and after it must not run together ("Hi" + "Done"):
+        # open_end says the content so far ends in a word, split that a call came since.
+        self.open_end = False
+        self.split = False
         self.reasoning: list[str] = []
         self.calls: list[CallDraft] = []
         self.fragments: list[Fragment] | None = [] if record else None
@@ -130,7 +137,13 @@ class MessageBuilder:
         )
 
     def _content(self, text: str, flags: int, info: Any) -> None:
-        """Append content text."""
+        """Append content text (after a call, apart from the text before it)."""
+        if not text:
+            return
+        if self.split and self.open_end and not text[0].isspace():
+            text = CALL_BREAK + text
+        self.split = False
+        self.open_end = not text[-1].isspace()
         self.content.append(text)
         if self.fragments is not None and text:
             self.fragments.append(Fragment("content", text))
@@ -149,6 +162,7 @@ class MessageBuilder:
         """Finish the current tool call (closing tagged arguments)."""
         call = self._call()
         call.closed = True
+        self.split = True
         if call.arg_count:
             self._args(call, "}")
         elif not call.args:

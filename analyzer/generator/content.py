@@ -23,18 +23,30 @@ from analyzer.generator.calls import CallGrammar
 from analyzer.generator.reasoning import leading_reasoning, reasoning_block
 
 
+def call_closers(b: Build) -> tuple[str, ...]:
+    """Return the tokens of the calls' closing markers (templates split them unevenly, so a
+    stray one may follow the calls)."""
+    tools = b.analysis.tools
+    return tuple(marker_tokens(tools.format.section_end + tools.format.per_call_end
+                               + tools.function.close))
+
+
 def trailer(b: Build, after_calls: bool = False) -> p.Expr:
     """Match what may follow the answer: whitespace and turn/wrapper markers (and, after tool
-    calls, stray tokens of the closing markers, which templates split unevenly)."""
-    closers: tuple[str, ...] = ()
-    if after_calls:
-        tools = b.analysis.tools
-        closers = tuple(marker_tokens(tools.format.section_end + tools.format.per_call_end
-                                      + tools.function.close))
+    calls, stray tokens of the closing markers)."""
+    closers = call_closers(b) if after_calls else ()
     markers = dropped((*b.structural, *closers))
     if markers is None:
         return p.space()
     return p.space() + p.zero_or_more(markers + p.space())
+
+
+def after_calls(b: Build) -> p.Expr:
+    """Drop stray closing tokens and turn markers right after the calls, but not the
+    whitespace after the last of them: it separates the text before the calls from the text
+    after them."""
+    markers = dropped((*b.structural, *call_closers(b)))
+    return p.zero_or_more(p.space() + markers) if markers is not None else p.eps()
 
 
 def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
@@ -63,7 +75,7 @@ def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
     if calls is None:
         return lead + text + p.end()
     # Text after the calls (a model's closing remark) is content too, never an error.
-    tool_calls = p.rule("tool-calls", calls.section) + trailer(b, True)
+    tool_calls = p.rule("tool-calls", calls.section) + after_calls(b)
     return lead + text + p.zero_or_more(tool_calls + text) + p.end()
 
 

@@ -374,3 +374,24 @@ def test_the_stream_equals_the_one_shot_parse() -> None:
     content = "".join(d.content or "" for d in deltas)
     one_shot = parser.parse(output)
     assert (reasoning, content) == (one_shot.reasoning_content, one_shot.content)
+
+
+@pytest.mark.parametrize(
+    ("name", "output", "content"),
+    [
+        ("tools_tag_json", 'Hi\n<function=get_weather>{"city": "Paris"}</function>\n\nDone',
+         "Hi\n\n\nDone"),
+        ("tools_tag_json", 'Hi <function=get_weather>{"city": "Paris"}</function> Done',
+         "Hi  Done"),
+        ("tools_tag_json", 'Hi<function=get_weather>{"city": "Paris"}</function>Done',
+         "Hi\nDone"),
+        ("tools_json_native",
+         'Hi<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+         "Done", "Hi\nDone"),
+        ("tools_python_call",
+         "Hi<|tool_call_start|>[get_weather(city='Paris')]<|tool_call_end|>\tDone", "Hi\tDone"),
+    ],
+)
+def test_text_around_a_call_keeps_what_separated_it(name: str, output: str, content: str) -> None:
+    message = parse(name, output)
+    assert (message.content, [c[0] for c in calls(message)]) == (content, ["get_weather"])

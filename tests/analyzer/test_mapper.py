@@ -195,3 +195,27 @@ def test_json_key_in_python_flavour_accepts_single_quotes() -> None:
         p.Parser(p.tool(p.tool_name(p.literal("f")) + member)).parse("f'arguments': {'a': 1}")
     )
     assert json.loads(message.tool_calls[0].arguments) == {"a": 1}
+
+
+def calls_between_text_parser() -> p.Parser:
+    """Text and `<call>f{...}</call>` calls, alternating."""
+    call = p.tool(p.literal("<call>") + p.tool_name(p.literal("f")) + p.tool_args(p.json_value())
+                  + p.literal("</call>"))
+    text = p.content(p.until("<call>"))
+    return p.Parser(text + p.zero_or_more(call + text))
+
+
+@pytest.mark.parametrize(
+    ("output", "content"),
+    [
+        ('Hi<call>f{}</call>Done', "Hi\nDone"),
+        ('Hi <call>f{}</call>Done', "Hi Done"),
+        ('Hi<call>f{}</call>\n\nDone', "Hi\n\nDone"),
+        ('<call>f{}</call>Done', "Done"),
+        ('A<call>f{}</call>B<call>f{}</call>C', "A\nB\nC"),
+        ('A<call>f{}</call><call>f{}</call>C', "A\nC"),
+    ],
+)
+def test_text_on_both_sides_of_a_call_is_kept_apart(output: str, content: str) -> None:
+    message = to_message(calls_between_text_parser().parse(output))
+    assert (message.content, len(message.tool_calls)) == (content, output.count("<call>"))

@@ -286,3 +286,16 @@ def test_feeding_after_finish_is_refused() -> None:
     stream.finish()
     with pytest.raises(ValueError, match="after finish"):
         stream.feed("x")
+
+
+def test_text_around_calls_streams_apart_for_every_split() -> None:
+    call = p.tool(p.literal("<call>") + p.commit() + p.tool_name(p.literal("f"))
+                  + p.tool_args(p.json_value()) + p.literal("</call>"))
+    text = p.content(p.until("<call>"))
+    parser = p.Parser(text + p.zero_or_more(call + text))
+    output = 'Hi<call>f{"a": 1}</call>Done<call>f{}</call> end'
+    one_shot = to_message(parser.parse(output))
+    assert one_shot.content == "Hi\nDone end"
+    for cut in range(len(output) + 1):
+        assert streamed(parser, [output[:cut], output[cut:]]) == one_shot, f"split at {cut}"
+    assert streamed(parser, list(output)) == one_shot
