@@ -24,6 +24,7 @@ from analyzer.gbnf.until import text_excluding
 from analyzer.model import ToolsAnalysis
 
 PLAIN_QUOTES = ("'", '"')
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
 
 class TaggedArguments:
@@ -104,8 +105,27 @@ class TaggedArguments:
         return suffix
 
     def _string_form(self, key: str, schema: Any) -> str:
-        return seq(self.marker(self.args.value_prefix), self._raw_value(key, schema),
-                   self.marker(self.closing(self.args.value_suffix, key)))
+        prefix = self.marker(self.args.value_prefix)
+        closing = self.marker(self.closing(self.args.value_suffix, key))
+        forms = [seq(prefix, self._raw_value(key, schema), closing)]
+        if self._xml_style():
+            # XML-style markup: a value may be a CDATA section (it may then hold the closer).
+            cdata = text_excluding(self.builder, [CDATA_CLOSE], "cdata")
+            forms.append(seq(prefix, chars(CDATA_OPEN), cdata, chars(CDATA_CLOSE), closing))
+        if self._quoted_literals():
+            # Between plain quotes, a model writes a Python or JSON string literal: the other
+            # quote, or escapes, as `city="Paris"` for a template's `city='Paris'`.
+            forms.append(self.literals.value(schema, f"{key}-string"))
+        return alt(*forms)
+
+    def _xml_style(self) -> bool:
+        """Values closed by `</...>` and names in attributes (`<param name="K">`)."""
+        return self.args.value_suffix.strip().startswith("</") and \
+            self.args.name_prefix.strip().endswith('="')
+
+    def _quoted_literals(self) -> bool:
+        prefix = self.args.value_prefix.strip()
+        return prefix in PLAIN_QUOTES and self.args.value_suffix.strip() == prefix
 
     def _raw_value(self, key: str, schema: Any) -> str:
         values = schema.get("enum") if isinstance(schema, dict) else None

@@ -105,6 +105,10 @@ class _Request:
                            self.calls.marker(content.end), self.ws))
         return text_excluding(self.builder, stops, "content")
 
+    def turn_end(self) -> str:
+        """What the template writes to close the turn after calls; a model may write it too."""
+        return opt(self.calls.marker(self.analysis.content.turn_end))
+
     def finish(self, root: str, *, lazy: bool, triggers: tuple[Trigger, ...] = (),
                tokens: tuple[str, ...] = ()) -> GrammarResult:
         self.builder.define(ROOT, root)
@@ -156,7 +160,8 @@ def build_tool_grammar(
             raise GrammarRequestError("tool_choice requires a call, but the analysis found no "
                                       "tool-call format in this template")
         return GrammarResult("", (), preserved_tokens(analysis), False)
-    calls = request.calls.section(specs, parallel=parallel_tool_calls)
+    calls = seq(request.calls.section(specs, parallel=parallel_tool_calls),
+                request.turn_end())
     if choice == "auto":
         triggers = call_triggers(analysis.tools, specs)
         return request.finish(seq(calls, request.ws), lazy=True, triggers=triggers)
