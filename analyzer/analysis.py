@@ -91,9 +91,8 @@ def analyze_uncached(source: TemplateSource, compile: Compiler = compile_templat
     )
 
 
-# Failures a lenient render can avoid; a template's own refusal or a limit it hits happens
-# the same way in both modes (they differ only where the exact sandbox refuses).
-RESCUABLE_FAILURES = ("sandbox", "error")
+# Failures a lenient render can avoid (marked by the renderer: what only transformers refuses).
+RESCUABLE_FAILURES = ("lenient",)
 
 
 def rescuable_failures(renderer: VariantRenderer) -> list[tuple[str, RenderOutcome]]:

@@ -62,10 +62,20 @@ class InvalidInputError(AnalyzerError):
 
 
 class TemplateRenderError(AnalyzerError):
-    """Rendering a chat template failed (syntax, runtime, sandbox or limits)."""
+    """Rendering a chat template failed (syntax, runtime, sandbox or limits).
+
+    `lenient_allows` is set when the failure is one transformers has and llama.cpp's Jinja
+    has not (in-place change of a template-made list, tojson of a generator): a render in
+    lenient mode goes past it.
+    """
 
     def __init__(
-        self, message: str, *, lineno: int | None = None, source_line: str = ""
+        self,
+        message: str,
+        *,
+        lineno: int | None = None,
+        source_line: str = "",
+        lenient_allows: bool = False,
     ) -> None:
         where = f"line {lineno}: " if lineno is not None else ""
         text = where + message
@@ -75,6 +85,7 @@ class TemplateRenderError(AnalyzerError):
         self.message = message
         self.lineno = lineno
         self.source_line = source_line
+        self.lenient_allows = lenient_allows
 
 
 class TemplateSyntaxError(TemplateRenderError):
@@ -134,10 +145,18 @@ class RenderLimitError(TemplateRenderError):
 class SandboxViolationError(TemplateRenderError):
     """The template tried something the sandbox forbids (private attributes, mutation)."""
 
-    def __init__(self, reason: str, *, lineno: int | None = None, source_line: str = "") -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        lineno: int | None = None,
+        source_line: str = "",
+        lenient_allows: bool = False,
+    ) -> None:
         super().__init__(
             f"the sandbox refused an unsafe operation: {reason}",
             lineno=lineno,
             source_line=source_line,
+            lenient_allows=lenient_allows,
         )
         self.reason = reason

@@ -52,6 +52,16 @@ class GenerationExtension(jinja2.ext.Extension):
         return caller()
 
 
+class IteratorNotSerializable(TypeError):
+    """json's refusal of an iterator (a `map(...)` result), which llama.cpp writes as a list."""
+
+
+def refuse_unserializable(value: Any) -> Any:
+    """json's `default` hook: refuse as json does, marking refused iterators."""
+    kind = IteratorNotSerializable if isinstance(value, Iterator) else TypeError
+    raise kind(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
 def raise_exception(message: Any) -> None:
     """Let the template refuse its input, as transformers' raise_exception does."""
     raise TemplateRaise(str(message))
@@ -137,7 +147,9 @@ def hf_tojson(
     sort_keys: bool = False,
 ) -> str:
     """Serialize like transformers' tojson (no HTML escaping, non-ASCII kept), bounded."""
-    return bounded_json(limits, value, None, ensure_ascii, indent, separators, sort_keys)
+    return bounded_json(
+        limits, value, refuse_unserializable, ensure_ascii, indent, separators, sort_keys
+    )
 
 
 def bounded_json(

@@ -20,11 +20,11 @@ from analyzer.errors import (
     TemplateRenderError,
     template_lines,
 )
-from analyzer.hf_globals import TemplateRaise
+from analyzer.hf_globals import IteratorNotSerializable, TemplateRaise
 from analyzer.lenient import LenientEnvironment
 from analyzer.limits import LimitExceeded, RenderLimits, budget_for, check_template_size
 from analyzer.model import RenderMode
-from analyzer.sandbox import BoundedEnvironment
+from analyzer.sandbox import BoundedEnvironment, MutationRefused
 from analyzer.syntax import syntax_error
 
 if TYPE_CHECKING:
@@ -242,7 +242,8 @@ def render_error(exc: BaseException, source: str) -> TemplateRenderError:
             exc.message, limit=exc.limit, allowed=exc.allowed, lineno=lineno, source_line=line
         )
     if isinstance(exc, SecurityError):
-        return SandboxViolationError(str(exc), lineno=lineno, source_line=line)
+        return SandboxViolationError(str(exc), lineno=lineno, source_line=line,
+                                     lenient_allows=isinstance(exc, MutationRefused))
     if isinstance(exc, RecursionError):
         return RenderLimitError(
             "Python's recursion limit was hit (runaway recursion?)",
@@ -253,4 +254,7 @@ def render_error(exc: BaseException, source: str) -> TemplateRenderError:
             "the render ran out of memory", limit="output_size", allowed=0,
             lineno=lineno, source_line=line,
         )
+    if isinstance(exc, IteratorNotSerializable):
+        return TemplateRenderError(f"TypeError: {exc}", lineno=lineno, source_line=line,
+                                   lenient_allows=True)
     return TemplateRenderError(f"{type(exc).__name__}: {exc}", lineno=lineno, source_line=line)

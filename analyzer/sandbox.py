@@ -21,8 +21,12 @@ import jinja2.ext
 from jinja2 import nodes, pass_context
 from jinja2.exceptions import SecurityError, TemplateSyntaxError
 from jinja2.parser import Parser
-from jinja2.runtime import Context, markup_join, str_join
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
+from jinja2.runtime import Context, Undefined, markup_join, str_join
+from jinja2.sandbox import (
+    ImmutableSandboxedEnvironment,
+    SandboxedFormatter,
+    modifies_known_mutable,
+)
 from jinja2.visitor import NodeTransformer
 from markupsafe import EscapeFormatter, Markup
 
@@ -40,7 +44,7 @@ from analyzer.limits import (
 from analyzer.safe_filters import checked_filters
 from analyzer.syntax import CountingStream
 
-__all__ = ["BoundedEnvironment", "BoundingTransformer", "TimedIterable"]
+__all__ = ["BoundedEnvironment", "BoundingTransformer", "MutationRefused", "TimedIterable"]
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
 _NUMBERS = (int, float, bool, type(None))
@@ -165,6 +169,10 @@ class CheckedEscapeFormatter(CheckedFormatter, EscapeFormatter):
     """CheckedFormatter for Markup strings (escapes the fields)."""
 
 
+class MutationRefused(SecurityError):
+    """The immutable sandbox's refusal of an in-place change to a template-made list/dict."""
+
+
 class BoundedEnvironment(ImmutableSandboxedEnvironment):
     """transformers' chat-template sandbox, with every render bounded by RenderLimits.
 
@@ -187,6 +195,15 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         self.filters[LOOP_FILTER] = bounded_loop
         self.filters[CONCAT_FILTER] = bounded_concat
         self.filters[OUTPUT_FILTER] = counted_output
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Undefined:
+        """Refuse an unsafe attribute as Jinja does, marking in-place changes of a template's
+        own list or dict (llama.cpp's Jinja allows those)."""
+        if obj.__class__ in (list, dict) and modifies_known_mutable(obj, attribute) and \
+                id(obj) not in current_budget().trusted:
+            hint = f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe."
+            return self.undefined(hint, name=attribute, obj=obj, exc=MutationRefused)
+        return super().unsafe_undefined(obj, attribute)
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         parser = Parser(self, source, name, filename)

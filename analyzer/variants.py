@@ -17,6 +17,7 @@ from analyzer.errors import (
     RenderLimitError,
     SandboxViolationError,
     TemplateRaisedError,
+    TemplateRenderError,
 )
 from analyzer.model import Comparison, Variant
 from analyzer.render import ChatTemplate
@@ -133,8 +134,9 @@ class RenderOutcome:
 
     text: str | None
     error: str = ""
-    # Why it failed: "raised" (the template's raise_exception), "limit", "sandbox" (an
-    # operation the sandbox refuses), "error" (any other Python error); "" when it rendered.
+    # Why it failed: "raised" (the template's raise_exception), "limit", "lenient" (what only
+    # transformers refuses: lenient mode goes past it), "sandbox" (any other operation the
+    # sandbox refuses), "error" (any other Python error); "" when it rendered.
     failure: str = ""
 
     @property
@@ -182,8 +184,10 @@ class VariantRenderer:
             return RenderOutcome(None, exc.template_message, "raised")
         except RenderLimitError as exc:
             return RenderOutcome(None, str(exc), "limit")
-        except SandboxViolationError as exc:
-            return RenderOutcome(None, str(exc), "sandbox")
+        except TemplateRenderError as exc:
+            kind = "lenient" if exc.lenient_allows else (
+                "sandbox" if isinstance(exc, SandboxViolationError) else "error")
+            return RenderOutcome(None, str(exc), kind)
         except AnalyzerError as exc:
             return RenderOutcome(None, str(exc), "error")
         except Exception as exc:  # noqa: BLE001 - a template may fail in any Python way

@@ -170,3 +170,26 @@ def test_without_now_strftime_now_reads_the_real_clock() -> None:
     before = datetime.now().strftime("%Y-%m-%d")
     rendered = ChatTemplate("{{ strftime_now('%Y-%m-%d') }}").render([USER])
     assert rendered in (before, datetime.now().strftime("%Y-%m-%d"))  # midnight may pass
+
+
+def refusal(source: str) -> TemplateRenderError:
+    with pytest.raises(TemplateRenderError) as info:
+        render(source)
+    return info.value
+
+
+def test_refusals_only_transformers_has_are_marked_for_lenient_mode() -> None:
+    append = refusal("{% set l = [] %}{{ l.append(1) }}")
+    assert "access to attribute 'append' of 'list' object is unsafe" in str(append)
+    assert append.lenient_allows
+    generator = refusal("{{ messages|map(attribute='role')|tojson }}")
+    assert "TypeError: Object of type generator is not JSON serializable" in str(generator)
+    assert generator.lenient_allows
+
+
+def test_refusals_lenient_mode_shares_are_not_marked() -> None:
+    # The caller's messages stay read-only, other objects stay unserializable, and plain
+    # runtime errors are the template's own in both modes.
+    for source in ("{{ messages.append(1) }}", "{{ namespace(a=1)|tojson }}",
+                   "{{ messages[0].content + 1 }}", "{{ ''.__class__.__mro__ }}"):
+        assert not refusal(source).lenient_allows, source
