@@ -10,6 +10,7 @@ Arguments may come in any order. A raw value is typed by its schema in the mappe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,11 +18,16 @@ from analyzer import peg as p
 from analyzer.generator.build import NAME_END, Build, lit, maybe, one_of_leading, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
-from analyzer.generator.values import argument_value
+from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
+from analyzer.peg.state import MatchState
+
+# An argument name the schema does not declare: word characters, dots and dashes.
+ARGUMENT_NAME = re.compile(r"[\w.\-]+")
+MAX_KEPT_NAMES = 64
 
 
-def argument(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
+def argument(b: Build, key: str, schema: Mapping[str, Any], settle: bool = True) -> p.Expr:
     """Match one `KEY = value` argument of a known name."""
     args = b.analysis.tools.arguments
     opening = lit(args.name_prefix) + p.arg_name(p.literal(key))
@@ -29,17 +35,67 @@ def argument(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
         opening += spaced(args.name_suffix)
     else:
         opening += NAME_END
+    if not settle:
+        return opening + argument_value(b, key, schema)
     # Once the argument's name is read the value is settled: a stream may send it as it comes.
     return opening + p.commit() + argument_value(b, key, schema)
+
+
+class UndeclaredArgument(p.Expr):
+    """Match an argument whose name the request's schema does not declare.
+
+    Its closing marker may repeat its name, so the name is read first and then the grammar
+    of an argument of that name runs, its value typed as whatever JSON it is (else text).
+    """
+
+    __slots__ = ("b", "opening", "settle", "grammars")
+
+    def __init__(self, b: Build) -> None:
+        self.b = b
+        self.opening = b.analysis.tools.arguments.name_prefix.strip()
+        # A bare `NAME=` or `<NAME>` is weak evidence: without a longer marker the argument
+        # must match whole, or it is left to the text after the call.
+        self.settle = len(self.opening) > 1
+        self.grammars: dict[str, p.Expr] = {}
+
+    def match(self, st: MatchState, pos: int) -> int:
+        start = pos + len(self.opening)
+        if not st.text.startswith(self.opening, pos):
+            if st.partial and st.n < start and self.opening.startswith(st.text[pos:]):
+                return st.need(self, pos, pos)
+            return st.fail(pos, f"`{self.opening}`")
+        found = ARGUMENT_NAME.match(st.text, start)
+        if st.partial and (found.end() if found else start) == st.n:
+            return st.need(self, pos, pos)  # the name may go on
+        if found is None:
+            return st.fail(start, "an argument name")
+        return self.grammar(found.group()).match(st, pos)
+
+    def grammar(self, name: str) -> p.Expr:
+        """Return the grammar of an argument of that name (kept for names that repeat)."""
+        grammar = self.grammars.get(name)
+        if grammar is None:
+            grammar = argument(self.b, name, UNDECLARED, self.settle)
+            if len(self.grammars) < MAX_KEPT_NAMES:
+                self.grammars[name] = grammar
+        return grammar
+
+    def describe(self) -> str:
+        return "undeclared-argument"
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.opening, False
 
 
 def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:
     """Match the arguments, in any order, separated as the template separates them."""
     properties = parameters.get("properties") or {}
-    if not isinstance(properties, Mapping) or not properties:
-        return p.eps()
+    if not isinstance(properties, Mapping):
+        properties = {}
     keys = sorted(properties, key=len, reverse=True)
-    one = one_of_leading([argument(b, k, properties[k] or {}) for k in keys])
+    declared = [argument(b, k, properties[k] or {}) for k in keys]
+    one = p.choice(one_of_leading(declared), UndeclaredArgument(b)) if declared \
+        else UndeclaredArgument(b)
     sep = b.analysis.tools.arguments.separator.strip()
     between = p.space() + p.optional(p.literal(sep)) + p.space() if sep else p.space()
     return p.optional(one + p.zero_or_more(between + one))

@@ -22,6 +22,11 @@ from analyzer.peg.scanning import held_back
 from analyzer.peg.state import MatchState
 
 QUOTES = ("'", '"')
+# The schema of an argument the request does not declare: a JSON value if the text is one
+# (a number, true, an object...), else a string; as written, never dropped.
+UNDECLARED: Mapping[str, Any] = {
+    "type": ["integer", "number", "boolean", "null", "array", "object", "string"]}
+STRING: Mapping[str, Any] = {"type": "string"}
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
 
@@ -148,11 +153,14 @@ def argument_value(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
     typed_prefix, typed_suffix = args.typed_value_prefix.strip(), args.typed_value_suffix.strip()
     if prefix in QUOTES and suffix == prefix:
         return p.space() + p.arg_json_value(p.json_value(python=True))
-    if args.suffix_echoes_name:
-        string_form = spaced(prefix) + nested_value(b, key, schema)
-    else:
-        string_form = spaced(prefix) + raw_value(b, schema, suffix)
     typed = typed_forms(b, key, schema)
+    # Where the template marks non-strings apart, its string marker says "string" even for
+    # an argument the schema does not declare.
+    string_schema = STRING if typed and schema is UNDECLARED else schema
+    if args.suffix_echoes_name:
+        string_form = spaced(prefix) + nested_value(b, key, string_schema)
+    else:
+        string_form = spaced(prefix) + raw_value(b, string_schema, suffix)
     if typed:
         return p.choice(string_form, *typed)
     if prefix and suffix == prefix and not typed_prefix and not typed_suffix:

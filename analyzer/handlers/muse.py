@@ -20,6 +20,7 @@ from typing import Any
 from analyzer import peg as p
 from analyzer.generator.build import Build
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
+from analyzer.generator.values import UNDECLARED
 
 RECIPIENT = re.compile(r"to=(\S+)")
 PARAMETER_CLOSE = "</atem:parameter>"
@@ -45,11 +46,18 @@ def parameter(key: str, schema: Mapping[str, Any]) -> p.Expr:
             + p.literal(PARAMETER_CLOSE))
 
 
+def undeclared_parameter() -> p.Expr:
+    """Match a parameter the schema does not declare (its value typed as whatever JSON it is)."""
+    return (p.literal('<atem:parameter name="') + p.arg_name(p.regex(r'[^"<>\n]+'))
+            + p.literal('">') + p.arg_string_value(p.until(PARAMETER_CLOSE), UNDECLARED)
+            + p.literal(PARAMETER_CLOSE))
+
+
 def call_body(name: str, definition: Mapping[str, Any]) -> p.Expr:
     """Match the ATEM block of one call."""
     properties = p.tool_parameters(definition).get("properties") or {}
     params = [parameter(k, properties[k] or {}) for k in sorted(properties, key=len, reverse=True)]
-    args = p.zero_or_more(p.space() + p.choice(*params)) if params else p.eps()
+    args = p.zero_or_more(p.space() + p.choice(*params, undeclared_parameter()))
     return (p.space() + p.literal("<atem:function_calls>") + p.space()
             + p.literal(f'<atem:invoke name="{name}">') + args + p.space()
             + p.literal("</atem:invoke>") + p.space() + p.literal("</atem:function_calls>")

@@ -21,6 +21,7 @@ from analyzer.message import Message
 from analyzer.model import Analysis
 from analyzer.options import ParseOptions
 from analyzer.peg import PegParseError
+from analyzer.stream import accumulate
 
 FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
 TOOLS: list[dict[str, Any]] = [
@@ -395,3 +396,66 @@ def test_the_stream_equals_the_one_shot_parse() -> None:
 def test_text_around_a_call_keeps_what_separated_it(name: str, output: str, content: str) -> None:
     message = parse(name, output)
     assert (message.content, [c[0] for c in calls(message)]) == (content, ["get_weather"])
+
+
+# Arguments the schema does not declare -------------------------------------------------------
+
+
+def test_an_undeclared_tagged_argument_is_read_into_the_call_with_the_ones_after_it() -> None:
+    output = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "<parameter=units>\ncelsius\n</parameter>\n<parameter=days>\n3\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    message = parse("tools_tagged", output)
+    assert (message.content, calls(message)) == (
+        "", [("get_weather", {"city": "Paris", "units": "celsius", "days": 3}, "")])
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [("42", 42), ("2.5", 2.5), ("true", True), ("False", False), ('{"a": [1]}', {"a": [1]}),
+     ("['x', 'y']", ["x", "y"]), ("null", None), ("two words", "two words"), ("{oops", "{oops")],
+)
+def test_an_undeclared_tagged_value_is_json_when_it_reads_as_json_else_text(
+    written: str, value: Any
+) -> None:
+    output = (f"<tool_call>\n<function=get_weather_alerts>\n<parameter=extra>\n{written}\n"
+              "</parameter>\n</function>\n</tool_call>")
+    assert calls(parse("tools_tagged", output)) == [("get_weather_alerts", {"extra": value}, "")]
+
+
+def test_undeclared_arguments_in_python_call_syntax() -> None:
+    output = "<|tool_call_start|>[get_weather(city='Paris', zone='EU', n=2)]<|tool_call_end|>"
+    message = parse("tools_python_call", output)
+    assert (message.content, calls(message)) == (
+        "", [("get_weather", {"city": "Paris", "zone": "EU", "n": 2}, "")])
+
+
+def test_an_undeclared_argument_closed_by_its_echoed_name() -> None:
+    output = ('<tool_call><invoke name="get_weather"><zone>EU</zone><city>Paris</city></invoke>'
+              "</tool_call>")
+    message = parse("tools_echo", output)
+    assert (message.content, calls(message)) == (
+        "", [("get_weather", {"zone": "EU", "city": "Paris"}, "")])
+
+
+def test_an_undeclared_argument_keeps_the_type_its_marker_names() -> None:
+    output = ('<call tool="get_weather"><arg key="code" type="string">42</arg>'
+              '<arg key="n" type="number">7</arg></call>')
+    assert calls(parse("tools_typed_attr", output)) == [
+        ("get_weather", {"code": "42", "n": 7}, "")]
+
+
+def test_an_undeclared_argument_streams_to_the_one_shot_message() -> None:
+    parser = generate_parser(analysis_of("tools_tagged"), ParseOptions.make(tools=TOOLS))
+    output = (
+        "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=units>\ncelsius\n</parameter>\n"
+        "<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    )
+    one_shot = parser.parse(output)
+    assert json.loads(one_shot.tool_calls[0].arguments) == {"units": "celsius", "city": "Paris"}
+    for cut in range(len(output) + 1):
+        stream = parser.stream()
+        deltas = stream.feed(output[:cut]) + stream.feed(output[cut:]) + stream.finish()
+        assert accumulate(deltas) == one_shot, f"split at {cut}"

@@ -9,11 +9,13 @@ import pytest
 
 from analyzer import peg as p
 from analyzer.analysis import analyze
+from analyzer.generator import parse_output
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
 from analyzer.handlers import choose_handler
 from analyzer.loading import load_template_file
 from analyzer.mapper import to_message
 from analyzer.message import Message
+from analyzer.options import ParseOptions
 from analyzer.stream import StreamParser, accumulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,3 +98,19 @@ def test_format_templates_use_the_generated_parser() -> None:
 def test_dedicated_handlers_are_recognized_from_the_analysis(template: str, handler: str) -> None:
     analysis = analyze(load_template_file(CORPUS / template))
     assert (choose_handler(analysis), analysis.handler) == (handler, handler)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus templates are not present")
+def test_a_muse_parameter_the_schema_does_not_declare_stays_in_the_call() -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    analysis = analyze(load_template_file(CORPUS / "muse-glimmer.jinja"))
+    output = (' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+              '<atem:parameter name="city">Paris</atem:parameter>\n'
+              '<atem:parameter name="days">3</atem:parameter>\n'
+              '<atem:parameter name="zone">EU west</atem:parameter>\n'
+              "</atem:invoke>\n</atem:function_calls>")
+    message = parse_output(analysis, ParseOptions.make(tools=tools), output)
+    assert message.content == ""
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+        ("get_weather", {"city": "Paris", "days": 3, "zone": "EU west"})]
