@@ -15,8 +15,9 @@ from analyzer.gbnf.builder import GrammarBuilder, alt, chars, seq
 from analyzer.gbnf.json_schema import SchemaConverter
 from analyzer.gbnf.until import text_excluding
 
-# What a bare key may hold: anything but the dialect's structure and whitespace.
-BARE_KEY_CHAR = "[^,:\\x5b\\x5d{}\\x00-\\x20]"
+# What a bare key may hold: anything but the dialect's structure and whitespace (and the
+# quote marker's first character, else llguidance's greedy lexer reads `<|"|>k` as a key).
+_BARE_KEY_EXCLUDED = ",:\\[\\]{}\\x00-\\x20"
 _BARE_KEY = re.compile(r"[^,:\[\]{}\s]+")
 
 
@@ -46,9 +47,17 @@ class QuotedDialectConverter(SchemaConverter):
 
     def _key(self, key: str) -> str:
         quoted = self._around(chars(key))
-        return alt(chars(key), quoted) if _BARE_KEY.fullmatch(key) else quoted
+        bare = _BARE_KEY.fullmatch(key) and not key.startswith(self.quote[0])
+        return alt(chars(key), quoted) if bare else quoted
+
+    def _key_stop(self) -> str:
+        """The quote's first character, spelled for a character class ("" if unsafe there)."""
+        lead = self.quote[0]
+        if lead.isalnum() or lead in "_-^\\[]":
+            return ""
+        return '\\"' if lead == '"' else lead
 
     def any_key(self) -> str:
         """An undeclared key: bare, or quoted like a string."""
-        bare = self.builder.add("bare-key", f"{BARE_KEY_CHAR}+")
+        bare = self.builder.add("bare-key", f"[^{_BARE_KEY_EXCLUDED}{self._key_stop()}]+")
         return alt(bare, self.string())

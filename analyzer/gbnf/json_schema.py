@@ -271,6 +271,12 @@ class SchemaConverter:
         double = seq(literal('"'), content, literal('"'))
         return alt(double, seq(literal("'"), content, literal("'"))) if self.python else double
 
+    def quoted_string(self, quote: str) -> str:
+        """A Python string literal between this quote ('"' is a JSON string as well)."""
+        escaped = '\\"' if quote == '"' else quote
+        body = seq(literal(quote), star(self._python_char(escaped)), literal(quote))
+        return self.builder.add("py-dq-string" if quote == '"' else "py-sq-string", body)
+
     def _sized_string(self, low: int, high: int | None) -> str:
         size = "" if (low, high) == (0, None) else f"-{low}-{high or 'n'}"
         if not self.python:

@@ -112,10 +112,12 @@ class TaggedArguments:
             # XML-style markup: a value may be a CDATA section (it may then hold the closer).
             cdata = text_excluding(self.builder, [CDATA_CLOSE], "cdata")
             forms.append(seq(prefix, chars(CDATA_OPEN), cdata, chars(CDATA_CLOSE), closing))
-        if self._quoted_literals():
-            # Between plain quotes, a model writes a Python or JSON string literal: the other
-            # quote, or escapes, as `city="Paris"` for a template's `city='Paris'`.
-            forms.append(self.literals.value(schema, f"{key}-string"))
+        other = self._other_quote()
+        if other:
+            # A model may quote a string the other way, as a Python or JSON literal with
+            # escapes: `city="Paris"` for a template's `city='Paris'`. (Only the other quote:
+            # llguidance cannot split a literal lexeme that shares the raw form's first quote.)
+            forms.append(self.literals.quoted_string(other))
         return alt(*forms)
 
     def _xml_style(self) -> bool:
@@ -123,9 +125,12 @@ class TaggedArguments:
         return self.args.value_suffix.strip().startswith("</") and \
             self.args.name_prefix.strip().endswith('="')
 
-    def _quoted_literals(self) -> bool:
+    def _other_quote(self) -> str:
+        """For values between plain quotes, the other quote ("" for any other markup)."""
         prefix = self.args.value_prefix.strip()
-        return prefix in PLAIN_QUOTES and self.args.value_suffix.strip() == prefix
+        if prefix not in PLAIN_QUOTES or self.args.value_suffix.strip() != prefix:
+            return ""
+        return next(q for q in PLAIN_QUOTES if q != prefix)
 
     def _raw_value(self, key: str, schema: Any) -> str:
         values = schema.get("enum") if isinstance(schema, dict) else None
