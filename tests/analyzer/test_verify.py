@@ -136,8 +136,6 @@ def test_ids_after_the_arguments_come_back() -> None:
 # Format templates whose verification finds a real bug (see /work/notes/analysis-requests.md).
 FORMAT_BUGS = {
     "tools_python_call": "mapper: a raw newline inside a Python-style string crashes the decode",
-    "tools_echo": "GBNF: value suffixes that echo the argument name are not in the grammar",
-    "tools_typed_attr": 'GBNF: per-type value prefixes (type="number") are not in the grammar',
 }
 
 
@@ -384,13 +382,7 @@ def test_cli_says_which_file_it_cannot_read(tmp_path: Path) -> None:
 # Tool-capable corpus templates whose verification fails, and why (each is written up in
 # /work/notes/analysis-requests.md). Failures are xfail (not strict): a fix shows as XPASS.
 CORPUS_BUGS: dict[str, str] = {
-    "Kimi-K3": "V3: the grammar lacks typed value prefixes and the <|sep|> after the section end",
     "LFM2.5-8B-A1B": "V4: a raw newline in a Python-style string crashes the mapper",
-    "MiniMax-M3": "V6: the grammar has no value suffix that echoes the argument name",
-    "google-gemma-4-31B-it": "V5: None comes back as the string 'None'; grammar quotes nested keys",
-    "google-gemma-4-31B-it-interleaved": "V5: as google-gemma-4-31B-it",
-    "muse-glimmer": "V8: the grammar does not know the recipient (to=NAME) layout",
-    "openai-gpt-oss-120b": "V9: the grammar does not know the analysis channel before a call",
     "upstage-Solar-Open-100B": "V1/V2: <|content|> wrapper not found; ids before the name "
     "not parsed",
 }
