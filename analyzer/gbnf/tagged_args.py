@@ -105,6 +105,7 @@ class TaggedArguments:
         return suffix
 
     def _string_form(self, key: str, schema: Any) -> str:
+        """A string value between its markers (raw text, CDATA, or a quoted literal)."""
         prefix = self.marker(self.args.value_prefix)
         closing = self.marker(self.closing(self.args.value_suffix, key))
         forms = [seq(prefix, self._raw_value(key, schema), closing)]
@@ -133,6 +134,7 @@ class TaggedArguments:
         return next(q for q in PLAIN_QUOTES if q != prefix)
 
     def _raw_value(self, key: str, schema: Any) -> str:
+        """A string as the template writes it: one of its enum values, or text up to its end."""
         values = schema.get("enum") if isinstance(schema, dict) else None
         if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
             return alt(*(chars(v) for v in values))
@@ -148,6 +150,7 @@ class TaggedArguments:
         return [m.strip() for m in followers if m.strip()]
 
     def _typed_suffix(self) -> str:
+        """The suffix after a non-string: its own, else the string one (Kimi-K3 has one)."""
         args = self.args
         if args.typed_value_suffix.strip() or not (args.typed_value_prefix.strip() or
                                                    args.typed_prefixes):
@@ -155,6 +158,7 @@ class TaggedArguments:
         return args.value_suffix
 
     def _prefix_of(self, json_type: str) -> str:
+        """The prefix of one JSON type's values (the single typed prefix when not per type)."""
         found = (t.prefix for t in self.args.typed_prefixes if t.json_type == json_type)
         return next(found, self.args.typed_value_prefix)
 
