@@ -167,6 +167,7 @@ class MessageBuilder:
             self._args(call, "}")
         elif not call.args:
             self._args(call, "{}")
+        joined(call.args)  # a streamed call holds one piece per chunk: keep one string
 
     def _name(self, text: str, flags: int, info: Any) -> None:
         """Name the current call and announce it with any arguments seen before the name."""

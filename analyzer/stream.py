@@ -19,7 +19,7 @@ from analyzer.peg.parser import run
 from analyzer.peg.state import Event
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     """A change to one tool call: its header (id, name) or more argument text."""
 
@@ -45,7 +45,7 @@ class ToolCallDelta:
         return data
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Delta:
     """One streamed change to the assistant message."""
 
@@ -150,21 +150,39 @@ def stream_parse(parser: Parser, chunks: Iterable[str]) -> list[Delta]:
     return deltas + stream.finish()
 
 
-def accumulate(deltas: Iterable[Delta]) -> Message:
-    """Rebuild the message a client would assemble from the deltas."""
-    content: list[str] = []
-    reasoning: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    for delta in deltas:
-        content.append(delta.content or "")
-        reasoning.append(delta.reasoning_content or "")
+class Accumulator:
+    """Fold deltas, as they arrive, into the message a client assembles."""
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+
+    def add(self, delta: Delta) -> None:
+        """Apply one delta."""
+        if delta.content:
+            self.content.append(delta.content)
+        if delta.reasoning_content:
+            self.reasoning.append(delta.reasoning_content)
         for change in delta.tool_calls:
-            call = calls.setdefault(change.index, {"id": "", "name": "", "arguments": []})
+            call = self.calls.setdefault(change.index, {"id": "", "name": "", "arguments": []})
             call["id"] = change.id if change.id is not None else call["id"]
             call["name"] = change.name if change.name is not None else call["name"]
-            call["arguments"].append(change.arguments or "")
-    tool_calls = tuple(
-        ToolCall(name=c["name"], arguments="".join(c["arguments"]), id=c["id"])
-        for _, c in sorted(calls.items())
-    )
-    return Message("".join(content), "".join(reasoning), tool_calls)
+            if change.arguments:
+                call["arguments"].append(change.arguments)
+
+    def message(self) -> Message:
+        """Return the message the deltas so far make."""
+        tool_calls = tuple(
+            ToolCall(name=c["name"], arguments="".join(c["arguments"]), id=c["id"])
+            for _, c in sorted(self.calls.items())
+        )
+        return Message("".join(self.content), "".join(self.reasoning), tool_calls)
+
+
+def accumulate(deltas: Iterable[Delta]) -> Message:
+    """Rebuild the message a client would assemble from the deltas."""
+    accumulator = Accumulator()
+    for delta in deltas:
+        accumulator.add(delta)
+    return accumulator.message()

@@ -92,9 +92,11 @@ class ToolCapture(Expr):
         end = self.item.match(st, pos)
         if end >= 0:
             st.events.append((Role.TOOL_CLOSE, end, end, 0, None))
-        elif end == NEED:
+        elif end == NEED and not (self.opened and st.resume is self.item):
             assert st.resume is not None
             st.resume = ToolCapture(st.resume, opened=True)
+        elif end == NEED:
+            st.resume = self
         return end
 
     def describe(self) -> str:

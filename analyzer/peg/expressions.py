@@ -107,10 +107,17 @@ class Sequence(Expr):
             end = item.match(st, pos)
             if end < 0:
                 if end == NEED:
-                    st.resume = _continue_sequence(st.resume, self.items[index + 1 :])
+                    self._continue(st, index)
                 return end
             pos = end
         return pos
+
+    def _continue(self, st: MatchState, index: int) -> None:
+        """Resume with what item index left plus the items after it."""
+        if index == 0 and st.resume is self.items[0]:
+            st.resume = self  # nothing moved: a stream re-runs the same expression
+        else:
+            st.resume = _continue_sequence(st.resume, self.items[index + 1 :])
 
     def describe(self) -> str:
         return " ".join(wrap(item, POSTFIX_LEVEL) for item in self.items)

@@ -91,8 +91,8 @@ def scan_value(st: MatchState, pos: int, python: bool, state: ScanState, expr: E
     if outcome.status == COMPLETE:
         return outcome.pos
     if outcome.status == INCOMPLETE:
-        if outcome.pos == pos and outcome.state == state:
-            return st.need(expr, pos, st.n)
+        if outcome.state == state and (outcome.pos == pos or isinstance(expr, JsonContinue)):
+            return st.need(expr, outcome.pos, st.n)  # same state: the same expression resumes
         return st.need(JsonContinue(python, outcome.state), outcome.pos, st.n)
     return st.fail(outcome.pos, outcome.expected)
 

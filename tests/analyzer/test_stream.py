@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from analyzer import peg as p
 from analyzer.mapper import to_message
 from analyzer.message import Message
-from analyzer.stream import Delta, StreamParser, accumulate, stream_parse
+from analyzer.stream import Accumulator, Delta, StreamParser, accumulate, stream_parse
 from bench.handbuilt import GRAMMARS
 
 BENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench-inputs"
@@ -299,3 +299,14 @@ def test_text_around_calls_streams_apart_for_every_split() -> None:
     for cut in range(len(output) + 1):
         assert streamed(parser, [output[:cut], output[cut:]]) == one_shot, f"split at {cut}"
     assert streamed(parser, list(output)) == one_shot
+
+
+def test_an_accumulator_fed_delta_by_delta_builds_the_one_shot_message() -> None:
+    parser, text = PARSERS["qwen3-coder"], SAMPLES["qwen3-coder"]
+    stream, client = StreamParser(parser), Accumulator()
+    for char in text:
+        for delta in stream.feed(char):
+            client.add(delta)
+    for delta in stream.finish():
+        client.add(delta)
+    assert client.message() == to_message(parser.parse(text))
