@@ -44,8 +44,8 @@ def launch(run_id: int) -> None:
     if not entries:
         close_run(run_id)
         return
-    header = [evaluate_entry_task.si(run_id, entry) for entry in entries]
     try:
+        header = [evaluate_entry_task.si(run_id, entry) for entry in entries]
         chord(header)(close_run_task.si(run_id))
     except Exception as exc:  # noqa: BLE001 - broker down: say so on the run, not in a log
         log.exception("corpus: could not queue run %s", run_id)

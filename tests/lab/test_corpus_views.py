@@ -320,7 +320,10 @@ def test_a_run_that_cannot_reach_the_broker_fails_with_the_reason(
     from lab import celery_app
 
     make_entries(1)
-    celery_app.close()  # drop any pooled connection to the configured broker
+    # Drop every cached way to the configured broker: the connection pool (close) and the
+    # producer pool that earlier tests' sends left on app.amqp, which close() keeps.
+    celery_app.close()
+    celery_app.amqp._producer_pool = None
     celery_app.conf.task_always_eager = False
     broker = celery_app.conf.broker_url
     celery_app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1
@@ -332,6 +335,7 @@ def test_a_run_that_cannot_reach_the_broker_fails_with_the_reason(
         celery_app.conf.broker_url = broker
         celery_app.conf.task_always_eager = True
         celery_app.close()
+        celery_app.amqp._producer_pool = None
     run = CorpusRun.objects.get()
     assert run.status == "failed"
     assert run.note.startswith("could not queue the tasks (")
