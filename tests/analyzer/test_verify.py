@@ -133,24 +133,8 @@ def test_ids_after_the_arguments_come_back() -> None:
     assert call_id.actual is not None and call_id.actual.tool_calls[0].id == "a1B2c3D4e"
 
 
-# Format templates whose verification finds a real bug (see /work/notes/analysis-requests.md).
-FORMAT_BUGS = {
-    "tools_python_call": "mapper: a raw newline inside a Python-style string crashes the decode",
-}
-
-
-def format_names() -> list[object]:
-    names = sorted(p.stem for p in FORMATS.glob("*.jinja"))
-    return [
-        pytest.param(
-            n,
-            marks=[pytest.mark.xfail(reason=FORMAT_BUGS[n], strict=False)]
-            if n in FORMAT_BUGS
-            else [],
-            id=n,
-        )
-        for n in names
-    ]
+def format_names() -> list[str]:
+    return sorted(p.stem for p in FORMATS.glob("*.jinja"))
 
 
 @pytest.mark.parametrize("name", format_names())
@@ -379,29 +363,11 @@ def test_cli_says_which_file_it_cannot_read(tmp_path: Path) -> None:
 
 # --- the shared corpus -----------------------------------------------------------------------
 
-# Tool-capable corpus templates whose verification fails, and why (each is written up in
-# /work/notes/analysis-requests.md). Failures are xfail (not strict): a fix shows as XPASS.
-CORPUS_BUGS: dict[str, str] = {
-    "LFM2.5-8B-A1B": "V4: a raw newline in a Python-style string crashes the mapper",
-    "upstage-Solar-Open-100B": "V1/V2: <|content|> wrapper not found; ids before the name "
-    "not parsed",
-}
-
-
-def corpus_names() -> list[object]:
+def corpus_names() -> list[str]:
+    # Every tool-capable corpus template verifies: no known failures are listed here.
     if not CORPUS.is_dir():
         return []
-    names = sorted(p.stem for p in CORPUS.glob("*.jinja"))
-    return [
-        pytest.param(
-            n,
-            marks=[pytest.mark.xfail(reason=CORPUS_BUGS[n], strict=False)]
-            if n in CORPUS_BUGS
-            else [],
-            id=n,
-        )
-        for n in names
-    ]
+    return sorted(p.stem for p in CORPUS.glob("*.jinja"))
 
 
 @cache
