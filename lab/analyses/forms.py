@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from lab.analyses.parsing import ParserOptions
+from lab.analyses.parsing import TOOL_CHOICES, ParserOptions
 
 
 def _size_message(size: int) -> str:
@@ -77,6 +77,10 @@ class HubForm(forms.Form):
         return str(self.cleaned_data["revision"]).strip()
 
 
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 THINKING_CHOICES = [("", "unset"), ("true", "true"), ("false", "false")]
 
 
@@ -94,6 +98,16 @@ class ParserOptionsForm(forms.Form):
     reasoning_format = forms.ChoiceField(
         label="Reasoning format", choices=[("auto", "auto (extract)"), ("none", "none (keep)")]
     )
+    tool_choice = forms.ChoiceField(
+        label="tool_choice", choices=[(c, c) for c in TOOL_CHOICES], required=False
+    )
+    json_schema = forms.CharField(
+        label="Response format (JSON schema)",
+        required=False,
+        strip=False,
+        help_text="Empty: free text. A schema: the answer must be JSON matching it.",
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+    )
 
     @classmethod
     def from_options(cls, options: ParserOptions) -> ParserOptionsForm:
@@ -101,10 +115,12 @@ class ParserOptionsForm(forms.Form):
         thinking = {None: "", True: "true", False: "false"}[options.enable_thinking]
         return cls(
             initial={
-                "tools": json.dumps(options.tools, indent=2, ensure_ascii=False),
+                "tools": _pretty(options.tools),
                 "enable_thinking": thinking,
                 "parallel_tool_calls": options.parallel_tool_calls,
                 "reasoning_format": options.reasoning_format,
+                "tool_choice": options.tool_choice,
+                "json_schema": _pretty(options.json_schema) if options.json_schema else "",
             }
         )
 
@@ -125,6 +141,20 @@ class ParserOptionsForm(forms.Form):
             )
         return tools
 
+    def clean_json_schema(self) -> dict[str, Any] | None:
+        text = str(self.cleaned_data["json_schema"]).strip()
+        if not text:
+            return None
+        try:
+            schema = json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"The schema must be a JSON object: {exc}") from exc
+        if not isinstance(schema, dict):
+            raise forms.ValidationError(
+                'The schema must be a JSON object, like {"type": "object", "properties": {...}}.'
+            )
+        return schema
+
     def options(self) -> ParserOptions:
         """Return the validated options (call after is_valid())."""
         data = self.cleaned_data
@@ -134,4 +164,6 @@ class ParserOptionsForm(forms.Form):
             enable_thinking=thinking,
             parallel_tool_calls=bool(data["parallel_tool_calls"]),
             reasoning_format=data["reasoning_format"],
+            tool_choice=data["tool_choice"] or "auto",
+            json_schema=data["json_schema"],
         )

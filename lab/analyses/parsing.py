@@ -18,6 +18,8 @@ from analyzer.generator import generate_parser
 from analyzer.options import ParseOptions
 
 ReasoningFormat = Literal["auto", "none"]
+ToolChoice = Literal["auto", "required", "none"]
+TOOL_CHOICES: tuple[ToolChoice, ...] = ("auto", "required", "none")
 
 FALLBACK_TOOLS: list[dict[str, Any]] = [
     {
@@ -40,12 +42,14 @@ FALLBACK_TOOLS: list[dict[str, Any]] = [
 
 @dataclass(frozen=True)
 class ParserOptions:
-    """What a request asks of the parser: tools, thinking, parallel calls, reasoning format."""
+    """What a request asks of the parser: tools, thinking, calls, reasoning, response format."""
 
     tools: list[dict[str, Any]] = field(default_factory=list)
     enable_thinking: bool | None = None
     parallel_tool_calls: bool = False
     reasoning_format: ReasoningFormat = "auto"
+    tool_choice: ToolChoice = "auto"
+    json_schema: dict[str, Any] | None = None  # a response format: the answer is this JSON
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,8 @@ class ParserOptions:
             "enable_thinking": self.enable_thinking,
             "parallel_tool_calls": self.parallel_tool_calls,
             "reasoning_format": self.reasoning_format,
+            "tool_choice": self.tool_choice,
+            "json_schema": self.json_schema,
         }
 
 
@@ -167,11 +173,15 @@ def options_from_dict(data: dict[str, Any], base: ParserOptions) -> ParserOption
     tools = data.get("tools", base.tools)
     thinking = data.get("enable_thinking", base.enable_thinking)
     reasoning = data.get("reasoning_format", base.reasoning_format)
+    choice = data.get("tool_choice", base.tool_choice)
+    schema = data.get("json_schema", base.json_schema)
     return ParserOptions(
         tools=tools if isinstance(tools, list) else base.tools,
         enable_thinking=thinking if thinking in (None, True, False) else base.enable_thinking,
         parallel_tool_calls=bool(data.get("parallel_tool_calls", base.parallel_tool_calls)),
         reasoning_format=reasoning if reasoning in ("auto", "none") else base.reasoning_format,
+        tool_choice=choice if choice in TOOL_CHOICES else base.tool_choice,
+        json_schema=schema if schema is None or isinstance(schema, dict) else base.json_schema,
     )
 
 
@@ -233,7 +243,9 @@ def generate(result_json: str, options: ParserOptions) -> GeneratedParser:
             analysis,
             options.tools,
             parallel_tool_calls=options.parallel_tool_calls,
+            tool_choice=options.tool_choice,
             enable_thinking=options.enable_thinking,
+            json_schema=options.json_schema,
             generation_prompt=parser.generation_prompt,
         )
     except AnalyzerError as exc:
@@ -264,4 +276,6 @@ def _parse_options(options: ParserOptions) -> ParseOptions:
         enable_thinking=options.enable_thinking,
         reasoning_format=options.reasoning_format,
         parallel_tool_calls=options.parallel_tool_calls,
+        tool_choice=options.tool_choice,
+        json_schema=options.json_schema,
     )

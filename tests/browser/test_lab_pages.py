@@ -113,7 +113,9 @@ def test_parser_and_grammar_panels_regenerate_with_new_options(page: Page, qwen3
     expect(page.locator("#parser-gbnf")).to_contain_text("::=")
     page.locator("#id_tools").fill("[]")
     page.locator("#parser-options button[type=submit]").click()
-    expect(page.locator("#parser-gbnf")).to_have_text("(no grammar: no tools requested)")
+    expect(page.locator("#parser-gbnf")).to_have_text(
+        "(no grammar: no tools requested, or tool_choice none)"
+    )
     expect(page.locator("#parser-peg")).not_to_be_empty()
 
 

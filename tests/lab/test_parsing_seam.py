@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +100,52 @@ def test_options_from_the_page_keep_the_base_for_malformed_fields() -> None:
     options = parsing.options_from_dict(sent, base)
     assert options.tools == base.tools and options.enable_thinking is True
     assert (options.reasoning_format, options.parallel_tool_calls) == ("none", True)
+
+
+def test_tool_choice_required_makes_the_grammar_apply_from_the_first_character(qwen3: str) -> None:
+    base = parsing.options_from_result(json.loads(qwen3))
+    auto = parsing.generate(qwen3, base)
+    required = parsing.generate(qwen3, replace(base, tool_choice="required"))
+    assert auto.lazy and auto.triggers
+    assert required.available and not required.lazy and required.triggers == ()
+    # Qwen3's calls sit in <tool_call>: required puts them in the root rule, not behind a trigger.
+    assert "tool-calls" in required.gbnf.splitlines()[0]
+
+
+def test_tool_choice_none_keeps_calls_as_content_and_drops_the_grammar(qwen3: str) -> None:
+    result = json.loads(qwen3)
+    options = replace(parsing.options_from_result(result), tool_choice="none")
+    assert parsing.generate(qwen3, options).gbnf == ""
+    live = parsing.open_stream(qwen3, options)
+    assert live is not None
+    live.feed(parsing.sample_output(result))
+    state = live.finish()
+    assert state.tool_calls == ()
+    assert "<tool_call>" in state.content
+
+
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}},
+    "required": ["answer"],
+}
+
+
+def test_a_json_schema_gives_a_response_format_grammar_for_that_schema(qwen3: str) -> None:
+    options = replace(parsing.options_from_result(json.loads(qwen3)), json_schema=ANSWER_SCHEMA)
+    generated = parsing.generate(qwen3, options)
+    assert generated.available and not generated.lazy
+    assert '"\\"answer\\""' in generated.gbnf  # the schema's one property, quoted as JSON
+    live = parsing.open_stream(qwen3, options)
+    assert live is not None
+    live.feed('<think>Just the number.</think>\n{"answer": 42}')
+    state = live.finish()
+    assert (state.reasoning, state.content) == ("Just the number.", '{"answer": 42}')
+
+
+def test_options_from_the_page_read_tool_choice_and_schema_and_refuse_bad_ones() -> None:
+    base = parsing.ParserOptions(tool_choice="required", json_schema=ANSWER_SCHEMA)
+    good = parsing.options_from_dict({"tool_choice": "none", "json_schema": None}, base)
+    assert (good.tool_choice, good.json_schema) == ("none", None)
+    bad = parsing.options_from_dict({"tool_choice": "always", "json_schema": [1]}, base)
+    assert (bad.tool_choice, bad.json_schema) == ("required", ANSWER_SCHEMA)

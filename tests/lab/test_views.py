@@ -262,3 +262,23 @@ def test_the_parser_panel_rejects_tools_that_are_not_json(
     response = client.post(url, {"tools": "[{oops", "reasoning_format": "auto"}, **HTMX)
     assert response.status_code == 422
     assert "Tools must be a JSON array of tool definitions" in response.content.decode()
+
+
+def test_the_parser_panel_regenerates_for_tool_choice_and_a_response_schema(
+    submit: Callable[..., Any], client: Client, qwen3: str
+) -> None:
+    submit("/new/paste/", {"source": qwen3})
+    url = f"/a/{Analysis.objects.get().pk}/parser/"
+    tools = json.dumps([{"type": "function", "function": {"name": "get_weather"}}])
+    base = {"tools": tools, "reasoning_format": "auto"}
+    auto = client.post(url, base, **HTMX).content.decode()
+    assert "lazy grammar" in auto
+    required = client.post(url, {**base, "tool_choice": "required"}, **HTMX).content.decode()
+    assert "lazy grammar" not in required and "get-weather" in required
+    schema = json.dumps({"type": "object", "properties": {"mood": {"enum": ["calm"]}}})
+    formatted = client.post(url, {**base, "json_schema": schema}, **HTMX).content.decode()
+    # The grammar quotes the enum value as a JSON string (the form's echo has no backslashes).
+    assert "\\&quot;calm\\&quot;" in formatted and "get-weather" not in formatted
+    bad = client.post(url, {**base, "json_schema": "[1, 2]"}, **HTMX)
+    assert bad.status_code == 422
+    assert "The schema must be a JSON object" in bad.content.decode()

@@ -64,12 +64,19 @@
         parallel_tool_calls: data.get("parallel_tool_calls") === "on",
         reasoning_format: data.get("reasoning_format") || "auto",
         enable_thinking: { "": null, "true": true, "false": false }[data.get("enable_thinking") || ""],
+        tool_choice: data.get("tool_choice") || "auto",
       };
-      try {
-        const tools = JSON.parse(data.get("tools") || "[]");
-        if (Array.isArray(tools)) options.tools = tools;
-      } catch (error) { /* keep the server's tools while the JSON is being edited */ }
+      // Half-edited JSON keeps what the server had: the key is left out.
+      const tools = parsedJson(data.get("tools") || "[]");
+      if (Array.isArray(tools)) options.tools = tools;
+      const schemaText = (data.get("json_schema") || "").trim();
+      const schema = schemaText ? parsedJson(schemaText) : null;
+      if (typeof schema === "object" && !Array.isArray(schema)) options.json_schema = schema;
       return options;
+    }
+
+    function parsedJson(text) {
+      try { return JSON.parse(text); } catch (error) { return undefined; }
     }
 
     function sendOptions() {
