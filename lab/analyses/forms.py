@@ -19,12 +19,29 @@ def _size_message(size: int) -> str:
     )
 
 
+def _sent_too_much_message(sent: int) -> str:
+    limit = settings.LAB_MAX_TEMPLATE_BYTES
+    return (
+        f"The pasted template is too large (the form sent {sent:,} bytes); the lab accepts "
+        f"at most {limit:,} bytes ({limit / 1_000_000:g} MB)."
+    )
+
+
 class PasteForm(forms.Form):
     source = forms.CharField(
         label="Template",
         strip=False,  # trailing newlines are part of a template
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false", "autocomplete": "off"}),
     )
+
+    @classmethod
+    def too_large(cls, sent: int) -> PasteForm:
+        """Build the form for a request too large to read, with the size message on its field."""
+        form = cls(data={"source": ""})
+        form.full_clean()
+        form.errors.clear()  # not "required": the text was there, only too much of it
+        form.add_error("source", _sent_too_much_message(sent))
+        return form
 
     def clean_source(self) -> str:
         text: str = self.cleaned_data["source"]

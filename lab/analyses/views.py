@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
@@ -58,9 +60,20 @@ def _go_to(request: HtmxHttpRequest, analysis: Analysis) -> HttpResponse:
     return redirect(analysis)
 
 
+@csrf_exempt  # only to read the body first: _submit_paste checks the token
 @require_POST
 def submit_paste(request: HtmxHttpRequest) -> HttpResponse:
-    """Analyse a pasted template."""
+    """Analyse a pasted template, or say so when it is too large to even read."""
+    try:
+        request.POST  # noqa: B018 - read before the CSRF check, which would turn this into a 400
+    except RequestDataTooBig:
+        sent = int(request.META.get("CONTENT_LENGTH") or 0)
+        return _home(request, {"paste": PasteForm.too_large(sent)}, UNPROCESSABLE)
+    return _submit_paste(request)
+
+
+@csrf_protect
+def _submit_paste(request: HtmxHttpRequest) -> HttpResponse:
     form = PasteForm(request.POST)
     if form.is_valid():
         try:

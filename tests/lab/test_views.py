@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -16,6 +17,7 @@ from lab.analyses.models import Analysis, Template, TemplateOrigin
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
+FORM_ENCODED = "application/x-www-form-urlencoded"
 
 
 @pytest.fixture
@@ -282,3 +284,29 @@ def test_the_parser_panel_regenerates_for_tool_choice_and_a_response_schema(
     bad = client.post(url, {**base, "json_schema": "[1, 2]"}, **HTMX)
     assert bad.status_code == 422
     assert "The schema must be a JSON object" in bad.content.decode()
+
+
+@pytest.mark.parametrize("extra", [{}, HTMX], ids=["page", "htmx"])
+def test_a_paste_too_large_to_read_gets_the_size_message_not_a_bare_400(
+    client: Client, settings: Any, extra: dict[str, str]
+) -> None:
+    settings.LAB_MAX_TEMPLATE_BYTES = 1000
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4000  # Django refuses to read bodies over this
+    form = urlencode({"source": "x" * 5000})  # as a browser sends a textarea: "source=xxx..."
+    response = client.post("/new/paste/", form, content_type=FORM_ENCODED, **extra)
+    body = response.content.decode()
+    assert response.status_code == 422
+    assert "The pasted template is too large (the form sent 5,007 bytes)" in body
+    assert "the lab accepts at most 1,000 bytes (0.001 MB)" in body
+    assert "This field is required." not in body
+    assert not Template.objects.exists()
+
+
+def test_a_paste_too_large_to_read_still_needs_no_csrf_token_to_be_refused(
+    settings: Any,
+) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    strict = Client(enforce_csrf_checks=True)
+    refused = strict.post("/new/paste/", {"source": "x" * 500})
+    assert refused.status_code == 422 and "too large" in refused.content.decode()
+    assert strict.post("/new/paste/", {"source": "x"}).status_code == 403
