@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django import forms
 from django.conf import settings
@@ -17,6 +17,17 @@ def _size_message(size: int) -> str:
         f"The template is {size:,} bytes; the lab accepts at most {limit:,} bytes "
         f"({limit / 1_000_000:g} MB)."
     )
+
+
+FormT = TypeVar("FormT", bound=forms.Form)
+
+
+def refused(form: FormT, field: str | None, message: str) -> FormT:
+    """Show only this error on a bound form whose request could not be read as the form."""
+    form.full_clean()
+    form.errors.clear()  # not "required": the data was sent, it was unusable as a whole
+    form.add_error(field, message)
+    return form
 
 
 def _sent_too_much_message(sent: int) -> str:
@@ -37,11 +48,7 @@ class PasteForm(forms.Form):
     @classmethod
     def too_large(cls, sent: int) -> PasteForm:
         """Build the form for a request too large to read, with the size message on its field."""
-        form = cls(data={"source": ""})
-        form.full_clean()
-        form.errors.clear()  # not "required": the text was there, only too much of it
-        form.add_error("source", _sent_too_much_message(sent))
-        return form
+        return refused(cls(data={}), "source", _sent_too_much_message(sent))
 
     def clean_source(self) -> str:
         text: str = self.cleaned_data["source"]
@@ -63,6 +70,25 @@ class UploadForm(forms.Form):
         if upload.size > settings.LAB_MAX_TEMPLATE_BYTES:
             raise forms.ValidationError(_size_message(upload.size))
         return upload
+
+
+class UploadPickForm(forms.Form):
+    """Pick which named templates of an uploaded file to analyse."""
+
+    file_sha256 = forms.CharField(widget=forms.HiddenInput(), max_length=64)
+    names = forms.MultipleChoiceField(
+        label="Named templates",
+        widget=forms.CheckboxSelectMultiple(),
+        error_messages={"required": "Pick at least one template to analyse."},
+    )
+
+    def __init__(
+        self, *args: Any, names: tuple[str, ...] = (), filename: str = "", **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.filename = filename
+        picker = cast(forms.MultipleChoiceField, self.fields["names"])
+        picker.choices = [(name, name) for name in names]
 
 
 class HubForm(forms.Form):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -117,19 +117,54 @@ def _load_hub_file(fetched: hub.HubFile, template_name: str) -> engine.TemplateS
     return loaded
 
 
-def ingest_upload(data: bytes, filename: str) -> Analysis:
-    """Store every named template of an uploaded file; return the first one's analysis."""
-    first, *others = engine.load_named_templates(data, filename)
+@dataclass(frozen=True)
+class StoredUpload:
+    """The named templates of one uploaded file, stored, the default one first."""
+
+    filename: str
+    file_sha256: str
+    templates: tuple[tuple[str, Template], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.templates)
+
+
+def store_upload(data: bytes, filename: str) -> StoredUpload:
+    """Store every named template of an uploaded file, each with its origin; queue nothing."""
     file_sha = hashlib.sha256(data).hexdigest()
-    for other in others:
+    templates = []
+    for loaded in engine.load_named_templates(data, filename):
+        template = store_template(loaded)
         record_origin(
-            store_template(other),
+            template,
             TemplateOrigin.Kind.UPLOAD,
             filename=filename,
-            template_name=other.name,
+            template_name=loaded.name,
             file_sha256=file_sha,
         )
-    return ingest(first, TemplateOrigin.Kind.UPLOAD, filename=filename, file_sha256=file_sha)
+        templates.append((loaded.name, template))
+    return StoredUpload(filename, file_sha, tuple(templates))
+
+
+def stored_upload(file_sha256: str) -> StoredUpload | None:
+    """Find an uploaded file's named templates again by the file's sha256."""
+    origins = TemplateOrigin.objects.filter(
+        kind=TemplateOrigin.Kind.UPLOAD, file_sha256=file_sha256
+    ).select_related("template")
+    by_name: dict[str, Template] = {}
+    filename = ""
+    for origin in origins.order_by("pk"):  # stored in file order, the default first
+        by_name.setdefault(origin.template_name, origin.template)
+        filename = filename or origin.filename
+    if not by_name:
+        return None
+    return StoredUpload(filename, file_sha256, tuple(by_name.items()))
+
+
+def analyze_picked(upload: StoredUpload, names: list[str]) -> list[Analysis]:
+    """Return the analyses of the picked named templates, in file order, queueing as needed."""
+    return [request_analysis(template) for name, template in upload.templates if name in names]
 
 
 def ingest_paste(text: str) -> Analysis:

@@ -10,6 +10,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("new/paste/", views.submit_paste, name="submit-paste"),
     path("new/upload/", views.submit_upload, name="submit-upload"),
+    path("new/upload/pick/", views.submit_upload_pick, name="submit-upload-pick"),
     path("new/hub/", views.submit_hub, name="submit-hub"),
     path("t/<str:sha256>/", views.template_detail, name="template-detail"),
     path("t/<str:sha256>/analyze/", views.analyze_again, name="template-analyze"),

@@ -18,7 +18,14 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 from lab.analyses import api, engine, intake, parsing
-from lab.analyses.forms import HubForm, ParserOptionsForm, PasteForm, UploadForm
+from lab.analyses.forms import (
+    HubForm,
+    ParserOptionsForm,
+    PasteForm,
+    UploadForm,
+    UploadPickForm,
+    refused,
+)
 from lab.analyses.hub import HubFetchError
 from lab.analyses.models import Analysis, Template
 from lab.analyses.presenters import build_result_view
@@ -38,19 +45,28 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
     return _home(request, {})
 
 
+# The partial each form is re-rendered in; the picker takes the upload form's place.
+FORM_PARTIALS = {
+    "paste": "paste-form",
+    "upload": "upload-form",
+    "upload_pick": "upload-form",
+    "hub": "hub-form",
+}
+
+
 def _home(
     request: HtmxHttpRequest, forms_: dict[str, forms.Form], status: int = 200
 ) -> HttpResponse:
     context = {
         "paste_form": forms_.get("paste", PasteForm()),
         "upload_form": forms_.get("upload", UploadForm()),
+        "upload_pick_form": forms_.get("upload_pick"),
         "hub_form": forms_.get("hub", HubForm()),
-        "open_tab": next(iter(forms_), "paste"),
         "recent": Analysis.objects.select_related("template")[:15],
     }
     template = "analyses/home.html"
     if request.htmx and forms_:
-        template += f"#{next(iter(forms_))}-form"
+        template += f"#{FORM_PARTIALS[next(iter(forms_))]}"
     return render(request, template, context, status=status)
 
 
@@ -85,15 +101,41 @@ def _submit_paste(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 def submit_upload(request: HtmxHttpRequest) -> HttpResponse:
-    """Analyse an uploaded template file."""
+    """Store an uploaded template file; analyse it, or ask which of its templates to analyse."""
     form = UploadForm(request.POST, request.FILES)
     if form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            return _go_to(request, intake.ingest_upload(upload.read(), upload.name))
+            stored = intake.store_upload(upload.read(), upload.name)
         except engine.AnalyzerError as exc:
             form.add_error("file", str(exc))
+        else:
+            if len(stored.templates) == 1:
+                return _go_to(request, intake.analyze_picked(stored, list(stored.names))[0])
+            return _home(request, {"upload_pick": _pick_form(stored)})
     return _home(request, {"upload": form}, UNPROCESSABLE)
+
+
+def _pick_form(stored: intake.StoredUpload, data: Any = None) -> UploadPickForm:
+    return UploadPickForm(
+        data,
+        names=stored.names,
+        filename=stored.filename,
+        initial={"file_sha256": stored.file_sha256, "names": list(stored.names[:1])},
+    )
+
+
+@require_POST
+def submit_upload_pick(request: HtmxHttpRequest) -> HttpResponse:
+    """Analyse the named templates picked from an uploaded file; show the first one."""
+    stored = intake.stored_upload(str(request.POST.get("file_sha256", "")))
+    if stored is None:
+        unknown = "That upload is no longer known: upload the file again."
+        return _home(request, {"upload": refused(UploadForm({}), None, unknown)}, UNPROCESSABLE)
+    form = _pick_form(stored, request.POST)
+    if not form.is_valid():
+        return _home(request, {"upload_pick": form}, UNPROCESSABLE)
+    return _go_to(request, intake.analyze_picked(stored, form.cleaned_data["names"])[0])
 
 
 @require_POST
@@ -156,7 +198,7 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
     context: dict[str, Any] = {
         "analysis": analysis,
         "template": analysis.template,
-        "siblings": api.sibling_templates(analysis.template),
+        "siblings": _sibling_links(analysis.template),
     }
     result = analysis.result
     if result is not None:
@@ -168,6 +210,15 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
             sample=parsing.sample_output(result),
         )
     return context
+
+
+def _sibling_links(template: Template) -> list[tuple[str, str]]:
+    """Name and link of each other template from the same file: its latest analysis, if any."""
+    links = []
+    for name, sibling in api.sibling_templates(template):
+        latest = sibling.analyses.first()
+        links.append((name, (latest or sibling).get_absolute_url()))
+    return links
 
 
 @require_POST

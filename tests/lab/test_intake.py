@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 
@@ -61,3 +62,19 @@ def test_another_analyzer_version_or_options_make_a_new_analysis() -> None:
 def test_options_key_ignores_key_order() -> None:
     assert options_key({"a": 1, "b": [1, 2]}) == options_key({"b": [1, 2], "a": 1})
     assert options_key({"a": 1}) != options_key({"a": 2})
+
+
+def test_an_upload_is_found_again_by_file_sha_with_its_names_in_file_order(
+    fake_hub: Any,
+) -> None:
+    config = fake_hub.repos["tests/named"].files["tokenizer_config.json"]
+    stored = intake.store_upload(config, "tokenizer_config.json")
+    intake.store_upload(config, "tokenizer_config.json")  # the same file again
+    again = intake.stored_upload(stored.file_sha256)
+    assert again is not None
+    assert stored.names == again.names == ("default", "tool_use")
+    assert again.filename == "tokenizer_config.json"
+    assert [t.pk for _, t in again.templates] == [t.pk for _, t in stored.templates]
+    assert intake.stored_upload("0" * 64) is None
+    [picked] = intake.analyze_picked(again, ["tool_use"])
+    assert picked.template == dict(again.templates)["tool_use"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -114,17 +116,69 @@ def test_an_uploaded_jinja_file_is_analyzed(submit: Callable[..., Any], qwen3: s
     assert Analysis.objects.get().status == Analysis.Status.DONE
 
 
-def test_an_uploaded_config_with_named_templates_keeps_every_one(
-    submit: Callable[..., Any], client: Client, fake_hub: Any
+def test_an_uploaded_config_with_named_templates_keeps_every_one_and_asks_which_to_analyze(
+    submit: Callable[..., Any], fake_hub: Any
 ) -> None:
     config = fake_hub.repos["tests/named"].files["tokenizer_config.json"]
-    submit("/new/upload/", {"file": SimpleUploadedFile("tokenizer_config.json", config)})
+    upload = SimpleUploadedFile("tokenizer_config.json", config)
+    asked = submit("/new/upload/", {"file": upload}, **HTMX)
+    body = asked.content.decode()
     names = sorted(TemplateOrigin.objects.values_list("template_name", flat=True))
     assert names == ["default", "tool_use"]
     default = Template.objects.get(origins__template_name="default")
     assert (default.bos_token, default.eos_token) == ("<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>")
-    page = client.get(Analysis.objects.get().get_absolute_url()).content.decode()
-    assert 'id="siblings"' in page and ">tool_use</a>" in page
+    assert asked.status_code == 200 and body.lstrip().startswith('<form id="upload-form"')
+    assert "holds 2 chat templates: pick the ones to analyse." in body
+    # The default one is ticked, the other offered; nothing is analysed before the pick.
+    assert re.search(r'<input type="checkbox" name="names" value="default"[^>]* checked', body)
+    assert not re.search(r'value="tool_use"[^>]* checked', body)
+    assert not Analysis.objects.exists()
+
+
+@pytest.fixture
+def named_upload(submit: Callable[..., Any], fake_hub: Any) -> str:
+    """Upload the two-template config; return the file's sha256 the picker carries."""
+    config = fake_hub.repos["tests/named"].files["tokenizer_config.json"]
+    submit("/new/upload/", {"file": SimpleUploadedFile("tokenizer_config.json", config)})
+    return hashlib.sha256(config).hexdigest()
+
+
+def test_picking_one_named_template_analyzes_only_that_one(
+    submit: Callable[..., Any], client: Client, named_upload: str
+) -> None:
+    picked = submit("/new/upload/pick/", {"file_sha256": named_upload, "names": ["tool_use"]})
+    analysis = Analysis.objects.get()
+    assert picked.status_code == 302 and picked["Location"] == analysis.get_absolute_url()
+    assert analysis.template.origins.filter(template_name="tool_use").exists()
+    assert analysis.status == Analysis.Status.DONE
+    page = client.get(analysis.get_absolute_url()).content.decode()
+    default = Template.objects.get(origins__template_name="default")
+    assert f'<a href="{default.get_absolute_url()}">default</a>' in page  # not analysed yet
+
+
+def test_picking_both_named_templates_analyzes_both_and_links_them(
+    submit: Callable[..., Any], client: Client, named_upload: str
+) -> None:
+    both = {"file_sha256": named_upload, "names": ["default", "tool_use"]}
+    picked = submit("/new/upload/pick/", both, **HTMX)
+    first = Analysis.objects.get(template__origins__template_name="default")
+    other = Analysis.objects.get(template__origins__template_name="tool_use")
+    assert picked["HX-Redirect"] == first.get_absolute_url()
+    page = client.get(first.get_absolute_url()).content.decode()
+    assert f'<a href="{other.get_absolute_url()}">tool_use</a>' in page
+
+
+def test_picking_nothing_or_an_unknown_upload_is_explained(
+    client: Client, named_upload: str
+) -> None:
+    nothing = client.post("/new/upload/pick/", {"file_sha256": named_upload}, **HTMX)
+    assert nothing.status_code == 422
+    assert "Pick at least one template to analyse." in nothing.content.decode()
+    unknown = client.post("/new/upload/pick/", {"file_sha256": "0" * 64, "names": ["x"]}, **HTMX)
+    assert unknown.status_code == 422
+    assert "That upload is no longer known: upload the file again." in unknown.content.decode()
+    assert "This field is required." not in unknown.content.decode()
+    assert not Analysis.objects.exists()
 
 
 def test_a_hub_fetch_records_the_resolved_commit(submit: Callable[..., Any], hub_env: Any) -> None:
