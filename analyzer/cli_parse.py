@@ -17,6 +17,7 @@ from analyzer.errors import AnalyzerError
 from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.loading import load_template_file
 from analyzer.options import REASONING_FORMATS, TOOL_CHOICES, ParseOptions
+from analyzer.peg import ParseProblem
 
 
 class ParseInputError(AnalyzerError):
@@ -68,21 +69,27 @@ def run(args: argparse.Namespace) -> int:
         print(parser.dump(), file=sys.stderr)
     output = read_output(args.input)
     if args.stream_chunk is not None:
-        print_deltas(parser, output, args.stream_chunk)
+        problems = print_deltas(parser, output, args.stream_chunk)
     else:
-        message = parser.parse(output, partial=args.partial)
-        print(json.dumps(message.to_dict(), ensure_ascii=False, indent=2))
+        report = parser.parse_report(output, partial=args.partial)
+        print(json.dumps(report.message.to_dict(), ensure_ascii=False, indent=2))
+        problems = report.problems
+    for problem in problems:
+        print(f"note: {problem.message}\n{problem.context}", file=sys.stderr)
     return 0
 
 
-def print_deltas(parser: GeneratedParser, output: str, size: int) -> None:
-    """Stream the output in chunks of size characters; print each delta as a JSON line."""
+def print_deltas(parser: GeneratedParser, output: str, size: int) -> tuple[ParseProblem, ...]:
+    """Stream the output in chunks of size characters; print each delta as a JSON line.
+
+    Return where text was kept as text although a marker promised a call."""
     stream = parser.stream()
     for at in range(0, len(output), size):
         for delta in stream.feed(output[at : at + size]):
             print(json.dumps(delta.to_dict(), ensure_ascii=False))
     for delta in stream.finish():
         print(json.dumps(delta.to_dict(), ensure_ascii=False))
+    return stream.problems
 
 
 def read_output(path: Path) -> str:

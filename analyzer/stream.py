@@ -14,7 +14,8 @@ from typing import Any
 
 from analyzer.mapper import Fragment, MessageBuilder
 from analyzer.message import Message, ToolCall
-from analyzer.peg import Expr, Parser
+from analyzer.peg import Expr, ParseProblem, Parser
+from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.parser import run
 from analyzer.peg.state import Event
 
@@ -101,12 +102,15 @@ class StreamParser:
         self.origin = (0, 1, 1)  # offset, line, column of buffer[0] in the whole output
         self.builder = MessageBuilder(record=True)
         self.finished = False
+        self.watch = ProblemWatch()
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
         if self.finished:
             raise ValueError("feed() after finish()")
         self.buffer += chunk
+        if self.watch.pending:
+            self.watch.received(chunk)
         result = run(self.expr, self.buffer, 0, partial=True, origin=self.origin)
         deltas = self._emit(result.final_events())
         if result.needs_more:
@@ -114,20 +118,33 @@ class StreamParser:
             assert state.resume is not None
             self.expr = state.resume
             self._drop(state.resume_pos)
+        if self.watch.pending:
+            self.watch.settle(final=False)
         return deltas
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
         self.finished = True
         result = run(self.expr, self.buffer, 0, partial=False, origin=self.origin)
-        return self._emit(result.final_events())
+        deltas = self._emit(result.final_events())
+        self.watch.settle(final=True)
+        return deltas
 
     def message(self) -> Message:
         """Return the message streamed so far."""
         return self.builder.message()
 
+    @property
+    def problems(self) -> tuple[ParseProblem, ...]:
+        """Return where text was kept as text although a marker promised more (so far).
+
+        A problem is listed once the rest of its line has arrived (or the stream finished),
+        so that it quotes the same text as a one-shot parse does."""
+        return tuple(self.watch.found)
+
     def _emit(self, events: list[Event]) -> list[Delta]:
-        """Map final events to deltas."""
+        """Map final events to deltas (and note the problems among them)."""
+        self.watch.noted(events, self.buffer, self.origin)
         self.builder.apply_all(events, self.buffer)
         return [delta_of(f) for f in merge_fragments(self.builder.take_fragments())]
 
@@ -136,6 +153,7 @@ class StreamParser:
         if pos == 0:
             return
         gone = self.buffer[:pos]
+        self.watch.dropped(gone)
         offset, line, column = self.origin
         newlines = gone.count("\n")
         column = pos - gone.rfind("\n") if newlines else column + pos

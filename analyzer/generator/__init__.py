@@ -5,6 +5,7 @@ from __future__ import annotations
 from analyzer.generator.core import (
     GeneratedParser,
     OutputStream,
+    ParseReport,
     generate_parser,
     parse_output,
 )
@@ -13,6 +14,7 @@ from analyzer.generator.prompt import PromptContext, analysis_context, conversat
 __all__ = [
     "GeneratedParser",
     "OutputStream",
+    "ParseReport",
     "PromptContext",
     "analysis_context",
     "conversation_context",

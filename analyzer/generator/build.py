@@ -116,12 +116,14 @@ def text_loop(capture: Capture, stops: Iterable[str], at_stop: p.Expr | None,
     """Capture text up to the stops; at a stop, run at_stop and go on, unless breaker matches.
 
     at_stop consumes the stop (dropping it, capturing it, or parsing a nested block); the
-    loop ends at the end of input, where at_stop fails, or where breaker matches.
+    loop ends at the end of input, where at_stop fails, or where breaker matches. Once at_stop
+    took a stop, the text after it is settled (commit): a stream sends it as it comes instead
+    of holding it back, and re-reading it, until the next stop.
     """
     markers = tuple(dict.fromkeys(s for s in stops if s))
     if not markers or at_stop is None:
         return capture(p.until(*markers))
-    step = at_stop + capture(p.until(*markers))
+    step = at_stop + p.commit() + capture(p.until(*markers))
     if breaker is not None:
         step = p.not_followed_by(breaker) + step
     return capture(p.until(*markers)) + p.zero_or_more(step)

@@ -49,15 +49,23 @@ def after_calls(b: Build) -> p.Expr:
     return p.zero_or_more(p.space() + markers) if markers is not None else p.eps()
 
 
+def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
+    """Capture a call marker that starts no call as content, noting why it did not.
+
+    A one-character trigger (a bare `{` or `[`) is ordinary punctuation in text: no note."""
+    if calls is None or not calls.triggers:
+        return None
+    markers = [t for t in calls.triggers if len(t) > 1]
+    marks = [t for t in calls.triggers if len(t) == 1]
+    noted = p.kept_as_text(p.content(p.literals(markers)), calls.head) if markers else None
+    return first_of(noted, p.content(p.literals(marks)) if marks else None)
+
+
 def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     """Capture content up to the tool calls, leaving structural markers out."""
     triggers = calls.triggers if calls is not None else ()
     nested = reasoning_block(b, None, None) if b.extracting and b.reasoning_start else None
-    at_stop = first_of(
-        nested,
-        dropped((*b.structural, *b.stray_reasoning)),
-        p.content(p.literals(triggers)) if triggers else None,
-    )
+    at_stop = first_of(nested, dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls))
     stops = (*triggers, *b.structural, *b.stray_reasoning)
     if nested is not None:
         stops += (b.reasoning_start,)

@@ -50,19 +50,39 @@ class GeneratedParser:
 
     def parse(self, output: str, *, partial: bool = False) -> Message:
         """Parse a model output (partial: it may stop anywhere; only what is certain counts)."""
+        return self.parse_report(output, partial=partial).message
+
+    def parse_report(self, output: str, *, partial: bool = False) -> ParseReport:
+        """Parse a model output; also say where text was kept as text and why."""
         tail = self.prompt.tail
         try:
-            return to_message(self.parser.parse(tail + output, partial))
+            result = self.parser.parse(tail + output, partial)
         except p.PegParseError as exc:
             if not tail or exc.offset < len(tail):
                 raise
             # Report the position in the output, not in the prompt's tail read before it.
             raise p.PegParseError(text=output, offset=exc.offset - len(tail),
                                   expected=exc.expected, rule=exc.rule) from None
+        problems = tuple(problem.shifted(tail) for problem in result.problems)
+        return ParseReport(to_message(result), problems)
 
     def stream(self) -> OutputStream:
         """Start parsing an output chunk by chunk."""
         return OutputStream(StreamParser(self.parser), self.prompt.tail)
+
+
+@dataclass(frozen=True)
+class ParseReport:
+    """A parsed message, and where text was kept as text although a marker promised more
+    (a call marker that starts no valid call): positions in the output."""
+
+    message: Message
+    problems: tuple[p.ParseProblem, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the canonical JSON form."""
+        return {"message": self.message.to_dict(),
+                "problems": [problem.to_dict() for problem in self.problems]}
 
 
 class OutputStream:
@@ -71,6 +91,7 @@ class OutputStream:
     def __init__(self, stream: StreamParser, tail: str) -> None:
         self.stream = stream
         self.pending = tail
+        self.tail = tail
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk of output; return the deltas that became certain."""
@@ -86,6 +107,11 @@ class OutputStream:
     def message(self) -> Message:
         """Return the message streamed so far."""
         return self.stream.message()
+
+    @property
+    def problems(self) -> tuple[p.ParseProblem, ...]:
+        """Return where text was kept as text so far (positions in the output)."""
+        return tuple(problem.shifted(self.tail) for problem in self.stream.problems)
 
 
 def generate_parser(

@@ -11,6 +11,7 @@ the grammar of its route.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -19,6 +20,7 @@ from analyzer import peg as p
 from analyzer.peg.state import MatchState
 
 MAX_HEADER = 256  # a header longer than this is text, not a header
+LEAD_SPACE = re.compile(r"[ \t\r\n]*")
 
 
 class Route(StrEnum):
@@ -36,6 +38,7 @@ class Destination:
     route: Route
     name: str = ""
     name_at: int = -1  # offset of the function name in the header
+    declared: tuple[str, ...] = ()  # for a call of an undeclared function: the declared ones
 
 
 @dataclass(frozen=True)
@@ -51,39 +54,52 @@ class Routing:
 
 
 class RoutedMessage(p.Expr):
-    """Read one message's header, then match the grammar of its destination."""
+    """Read one message's header, then match the grammar of its destination.
 
-    __slots__ = ("routing", "grammars")
+    A later message's lead (whitespace and the message start) is part of its markup: it is
+    dropped with the header, or kept with it when the message stays text."""
 
-    def __init__(self, routing: Routing) -> None:
+    __slots__ = ("routing", "later", "grammars")
+
+    def __init__(self, routing: Routing, later: bool = False) -> None:
         self.routing = routing
-        self.grammars: dict[str, p.Expr] = {}  # per header text: headers repeat
+        self.later = later
+        self.grammars: dict[str, p.Expr] = {}  # per lead and header text: headers repeat
 
     def match(self, st: MatchState, pos: int) -> int:
-        end = st.text.find(self.routing.header_end, pos, pos + MAX_HEADER)
+        start = self.header_start(st.text, pos)
+        end = st.text.find(self.routing.header_end, start, start + MAX_HEADER)
         if end < 0:
-            if st.partial and st.n - pos < MAX_HEADER:
+            if st.partial and st.n - start < MAX_HEADER:
                 return st.need(self, pos, pos)
-            return st.fail(pos, f"a message header ending with {self.routing.header_end!r}")
-        header = st.text[pos:end]
-        grammar = self.grammars.get(header)
+            return st.fail(start, f"a message header ending with {self.routing.header_end!r}")
+        grammar = self.grammars.get(st.text[pos:end])
         if grammar is None:
-            grammar = self.grammars[header] = message_grammar(self.routing, header)
+            grammar = message_grammar(self.routing, st.text[start:end], st.text[pos:start])
+            self.grammars[st.text[pos:end]] = grammar
         return grammar.match(st, pos)
+
+    def header_start(self, text: str, pos: int) -> int:
+        """Return where the header begins: past the lead of a later message."""
+        if not self.later:
+            return pos
+        start = LEAD_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        marker = self.routing.message_start
+        return start + len(marker) if text.startswith(marker, start) else start
 
     def describe(self) -> str:
         return f"routed-message(header until {self.routing.header_end!r})"
 
 
-def message_grammar(routing: Routing, header: str) -> p.Expr:
-    """Build the grammar of a message whose header is known."""
+def message_grammar(routing: Routing, header: str, lead: str = "") -> p.Expr:
+    """Build the grammar of a message whose header (and lead before it) is known."""
     destination = routing.route(header)
-    opening = p.literal(header + routing.header_end)
+    opening = p.literal(lead + header + routing.header_end)
     stops = (*routing.terminators, routing.message_start)
     closing = p.optional(p.literals(routing.terminators))
     if destination.route == Route.CALL:
         start, stop = destination.name_at, destination.name_at + len(destination.name)
-        named = (p.literal(header[:start]) + p.tool_name(p.literal(destination.name))
+        named = (p.literal(lead + header[:start]) + p.tool_name(p.literal(destination.name))
                  + p.literal(header[stop:] + routing.header_end))
         return p.tool(named + p.commit() + routing.call_body(destination.name) + closing)
     if destination.route == Route.DROP:
@@ -93,13 +109,23 @@ def message_grammar(routing: Routing, header: str) -> p.Expr:
     if destination.route in (Route.REASONING, Route.TEXT):
         # Reasoning left in the content, or a message to an unknown recipient, keeps its
         # markup as the model wrote it.
-        return p.content(opening) + p.content(p.until(*stops)) + p.content(closing)
+        text = p.content(opening) + p.content(p.until(*stops)) + p.content(closing)
+        return undeclared_call(destination, lead + header, len(lead), text)
     return opening + p.commit() + p.content(p.until(*stops)) + closing
 
 
+def undeclared_call(destination: Destination, opening: str, lead: int, text: p.Expr) -> p.Expr:
+    """Keep a message calling an undeclared function as text, noting which names would do."""
+    if not destination.declared or destination.name_at < 0:
+        return text
+    call = p.literal(opening[: lead + destination.name_at]) + p.literals(destination.declared)
+    return p.kept_as_text(text, call)
+
+
 def routed_output(routing: Routing) -> p.Expr:
-    """Match a whole routed output: messages, or plain text if it has no header."""
-    message = RoutedMessage(routing)
-    start = p.space() + p.optional(p.literal(routing.message_start))
-    messages = message + p.zero_or_more(start + message) + p.space()
-    return p.choice(messages + p.end(), p.content(p.rest()))
+    """Match a whole routed output: messages, or plain text if it has no header (noting where
+    the messages broke off if they began)."""
+    messages = (RoutedMessage(routing) + p.zero_or_more(RoutedMessage(routing, later=True))
+                + p.space())
+    whole_text = p.kept_as_text(p.content(p.rest()), messages + p.end(), progress=True)
+    return p.choice(messages + p.end(), whole_text)

@@ -16,8 +16,10 @@ def destination(header: str, names: frozenset[str]) -> Destination:
     name = header.strip()
     if name in names:
         return Destination(Route.CALL, name, header.find(name))
-    # `all` is the user; an undeclared recipient stays visible as text rather than vanish.
-    return Destination(Route.CONTENT if name == "all" else Route.TEXT)
+    if name == "all":  # the user
+        return Destination(Route.CONTENT)
+    # An undeclared recipient stays visible as text rather than vanish.
+    return Destination(Route.TEXT, name, header.find(name) if name else -1, tuple(sorted(names)))
 
 
 def grammar(b: Build) -> p.Expr:

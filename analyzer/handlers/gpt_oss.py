@@ -32,7 +32,9 @@ def destination(header: str, names: frozenset[str]) -> Destination:
         if target.startswith(FUNCTIONS) and name in names:
             return Destination(Route.CALL, name, recipient.start(1) + len(FUNCTIONS))
         if target.startswith(FUNCTIONS):
-            return Destination(Route.TEXT)  # an undeclared function: visible as text
+            # An undeclared function: visible as text.
+            at = recipient.start(1) + len(FUNCTIONS)
+            return Destination(Route.TEXT, name, at, tuple(sorted(names)))
         # A built-in tool (`container.exec`, `python`): not the request's, and llama.cpp's
         # tests expect its message in neither content nor calls.
         return Destination(Route.DROP)

@@ -36,7 +36,10 @@ def destination(header: str, names: frozenset[str]) -> Destination:
         return Destination(Route.CONTENT)
     if recipient is not None and target in names:
         return Destination(Route.CALL, target, recipient.start(1))
-    return Destination(Route.TEXT)  # an undeclared recipient stays visible as text
+    if recipient is None:
+        return Destination(Route.TEXT)
+    # An undeclared recipient stays visible as text.
+    return Destination(Route.TEXT, target, recipient.start(1), tuple(sorted(names)))
 
 
 def parameter(key: str, schema: Mapping[str, Any]) -> p.Expr:

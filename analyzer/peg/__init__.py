@@ -39,6 +39,7 @@ from analyzer.peg.builder import (
     json_object,
     json_string,
     json_value,
+    kept_as_text,
     literal,
     literals,
     not_followed_by,
@@ -62,6 +63,7 @@ from analyzer.peg.builder import (
     until,
     zero_or_more,
 )
+from analyzer.peg.diagnostics import ParseProblem
 from analyzer.peg.errors import PegParseError
 from analyzer.peg.expressions import Expr, Rule, choice, sequence
 from analyzer.peg.json_values import ValueType, conforms, decode_json, normalize_python_json
@@ -72,6 +74,7 @@ from analyzer.peg.roles import Role
 __all__ = [
     "Captured",
     "Expr",
+    "ParseProblem",
     "ParseResult",
     "Parser",
     "PegParseError",
@@ -96,6 +99,7 @@ __all__ = [
     "json_object",
     "json_string",
     "json_value",
+    "kept_as_text",
     "literal",
     "literals",
     "normalize_python_json",

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from analyzer.peg.captures import Capture, ToolCapture
+from analyzer.peg.diagnostics import KeptAsText
 from analyzer.peg.expressions import (
     EPS,
     Commit,
@@ -106,6 +107,13 @@ def peek(item: Expr) -> Expr:
 def not_followed_by(item: Expr) -> Expr:
     """Succeed, consuming nothing, where item does not match."""
     return Not(item)
+
+
+def kept_as_text(item: Expr, attempt: Expr, progress: bool = False) -> Expr:
+    """Match item, text kept as text; where attempt fails at its start, record why (a problem).
+
+    progress=True: only when attempt got somewhere before failing."""
+    return KeptAsText(item, attempt, progress)
 
 
 def rule(name: str, body: Expr | None = None) -> Rule:

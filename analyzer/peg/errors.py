@@ -27,12 +27,16 @@ def caret_context(text: str, offset: int) -> str:
     return f"{prefix}{shown}{suffix}\n{' ' * (len(prefix) + offset - left)}^"
 
 
+def found_size(expected: tuple[str, ...]) -> int:
+    """Return how much text a trace quotes as found: about as long as what was expected."""
+    return max([10] + [len(item) - 2 for item in expected if item.startswith("`")])
+
+
 def found_at(text: str, offset: int, expected: tuple[str, ...]) -> str:
     """Describe what stands at offset, about as long as what was expected."""
     if offset >= len(text):
         return "end of input"
-    size = max([10] + [len(item) - 2 for item in expected if item.startswith("`")])
-    snippet = text[offset : offset + size].split("\n")[0] or text[offset]
+    snippet = text[offset : offset + found_size(expected)].split("\n")[0] or text[offset]
     return "`" + snippet.replace("\n", "\\n") + "`"
 
 

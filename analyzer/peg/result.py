@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from analyzer.peg.diagnostics import ParseProblem, problems_of
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.state import Event
 
@@ -63,6 +64,11 @@ class ParseResult:
     def captures(self) -> tuple[Captured, ...]:
         """Return the captured spans in input order."""
         return tuple(captured(event, self.text) for event in self.events)
+
+    @cached_property
+    def problems(self) -> tuple[ParseProblem, ...]:
+        """Return where text was kept as text although a marker in it promised more."""
+        return tuple(problems_of(self.events, self.text))
 
     def by_role(self, role: Role) -> tuple[Captured, ...]:
         """Return the captures of one role, in input order."""

@@ -18,6 +18,7 @@ class Role(StrEnum):
     ARG_NAME = "arg-name"
     ARG_STRING_VALUE = "arg-string-value"
     ARG_JSON_VALUE = "arg-json-value"
+    PROBLEM = "problem"  # text kept as text although a marker in it promised structure
 
 
 # Event flags, kept as int bits because events are built in the hot loop.

@@ -117,3 +117,20 @@ def test_an_output_that_does_not_parse_shows_where(tmp_path: Path,
     status, _, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
                          "--tools", str(tools))
     assert status == 2 and "expected" in err and "^" in err
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_marker_kept_as_text_is_noted_on_standard_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: bool
+) -> None:
+    output = tmp_path / "output.txt"
+    output.write_text('Hi <function=get_wether>{"city": "Oslo"}</function>', encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+    chunking = ["--stream-chunk", "3"] if stream else []
+    status, out, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
+                           "--tools", str(tools), *chunking)
+    assert status == 0 and "<function=get_we" in out  # kept as content
+    assert err.startswith("note: `<function=` at offset 3 kept as text: expected `get_weather` "
+                          "at offset 13 (line 1, column 14), found `get_wether>`\n")
+    assert err.rstrip().endswith(" " * 13 + "^")

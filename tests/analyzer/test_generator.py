@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from analyzer.analysis import analyze
-from analyzer.generator import generate_parser, parse_output
+from analyzer.generator import PromptContext, generate_parser, parse_output
 from analyzer.loading import load_template_file
 from analyzer.message import Message
 from analyzer.model import Analysis
@@ -459,3 +459,82 @@ def test_an_undeclared_argument_streams_to_the_one_shot_message() -> None:
         stream = parser.stream()
         deltas = stream.feed(output[:cut]) + stream.feed(output[cut:]) + stream.finish()
         assert accumulate(deltas) == one_shot, f"split at {cut}"
+
+
+# Problems: markers kept as text -------------------------------------------------------------
+
+
+def test_a_call_of_an_unknown_function_is_kept_as_text_and_reported() -> None:
+    output = 'Hi <tool_call>\n{"name": "unknown_fn", "arguments": {}}\n</tool_call>'
+    parser = generate_parser(analysis_of("tools_json_native"), ParseOptions.make(tools=TOOLS))
+    report = parser.parse_report(output)
+    assert report.message == parser.parse(output)
+    assert (report.message.content, report.message.tool_calls) == (output, ())
+    (problem,) = report.problems
+    assert (problem.kept, problem.kept_offset) == ("<tool_call>", 3)
+    assert (problem.offset, problem.line, problem.column) == (output.index("unknown_fn"), 2, 11)
+    assert problem.expected == ("`get_weather_alerts`", "`get_weather`")
+    assert problem.context == '{"name": "unknown_fn", "arguments": {}}\n' + " " * 10 + "^"
+
+
+def test_broken_json_after_a_call_marker_is_reported() -> None:
+    output = '<tool_call>\n{"arguments": {"city": }, "name": "get_weather"}\n</tool_call>'
+    parser = generate_parser(analysis_of("tools_json_native"), ParseOptions.make(tools=TOOLS))
+    report = parser.parse_report(output)
+    assert report.message.content == output
+    (problem,) = report.problems
+    assert problem.message.startswith(
+        f"`<tool_call>` at offset 0 kept as text: expected a JSON value at offset "
+        f"{output.index('}, ')} (line 2, column 24), found `}}")
+
+
+def test_an_unknown_function_after_a_name_marker_is_reported_at_the_name() -> None:
+    output = 'Use <function=delete_everything>{"really": true}</function>'
+    report = generate_parser(analysis_of("tools_tag_json"),
+                             ParseOptions.make(tools=TOOLS)).parse_report(output)
+    (problem,) = report.problems
+    assert (problem.kept, problem.offset) == ("<function=", output.index("delete"))
+    assert problem.found == "`delete_everything>`"
+
+
+def test_a_call_that_parses_has_no_problem() -> None:
+    output = '<function=get_weather>{"city": "Paris"}</function>'
+    report = generate_parser(analysis_of("tools_tag_json"),
+                             ParseOptions.make(tools=TOOLS)).parse_report(output)
+    assert (len(report.message.tool_calls), report.problems) == (1, ())
+
+
+def test_problems_are_placed_in_the_output_not_in_the_prompts_tail() -> None:
+    analysis = analysis_of("tools_json_native")
+    options = ParseOptions.make(tools=TOOLS)
+    tail = "Earlier text\nthat the prompt ends with "
+    parser = generate_parser(analysis, options, prompt=PromptContext("<prompt>" + tail, tail))
+    output = 'x <tool_call>{"name": "nope"}</tool_call>'
+    (problem,) = parser.parse_report(output).problems
+    assert (problem.offset, problem.line, problem.column, problem.kept_offset) == (
+        output.index("nope"), 1, output.index("nope") + 1, 2)
+    stream = parser.stream()
+    for char in output:
+        stream.feed(char)
+    stream.finish()
+    assert [(q.offset, q.line, q.column, q.kept_offset) for q in stream.problems] == [
+        (problem.offset, problem.line, problem.column, problem.kept_offset)]
+
+
+def test_a_parse_report_has_a_canonical_json_form() -> None:
+    output = 'Use <function=nope>{}</function>'
+    report = generate_parser(analysis_of("tools_tag_json"),
+                             ParseOptions.make(tools=TOOLS)).parse_report(output)
+    data = report.to_dict()
+    assert data["message"]["content"] == output
+    assert [q["offset"] for q in data["problems"]] == [output.index("nope")]
+
+
+def test_text_after_a_marker_kept_as_text_streams_at_once_without_rereading() -> None:
+    parser = generate_parser(analysis_of("tools_tagged"), ParseOptions.make(tools=TOOLS))
+    stream = parser.stream()
+    stream.feed("Use <tool_call> tags")
+    assert "".join(d.content or "" for d in stream.feed(" like this.")) == " like this."
+    for _ in range(200):
+        stream.feed("more text ")
+    assert len(stream.stream.buffer) < 20  # only an undecided tail is kept, not the text

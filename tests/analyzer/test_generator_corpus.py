@@ -35,9 +35,10 @@ def test_the_parser_reads_the_templates_own_call(path: Path) -> None:
     if one_call is None:
         pytest.skip("the template renders no tool call")
     parser = generate_parser(analysis, ParseOptions.make(tools=TOOLS))
-    message = parser.parse(rendered_call(one_call, parser.generation_prompt))
-    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+    report = parser.parse_report(rendered_call(one_call, parser.generation_prompt))
+    assert [(c.name, json.loads(c.arguments)) for c in report.message.tool_calls] == [
         (FUNC_A, {ARG_A: VAL_A, ARG_B: VAL_B})]
+    assert report.problems == ()
 
 
 BENCH = CORPUS / ".." / ".." / "bench-inputs" / "qwen3-coder"

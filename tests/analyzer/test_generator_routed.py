@@ -9,7 +9,7 @@ import pytest
 
 from analyzer import peg as p
 from analyzer.analysis import analyze
-from analyzer.generator import parse_output
+from analyzer.generator import generate_parser, parse_output
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
 from analyzer.handlers import choose_handler
 from analyzer.loading import load_template_file
@@ -63,9 +63,9 @@ def test_a_message_to_a_dropped_recipient_is_left_out() -> None:
     assert (message.content, message.tool_calls) == ("Hi", ())
 
 
-def test_a_message_to_an_unknown_recipient_stays_visible_as_text() -> None:
+def test_a_message_to_an_unknown_recipient_stays_visible_as_written() -> None:
     message = parse("say:Hi<e><s>call rm_rf:{}<e>")
-    assert (message.content, message.tool_calls) == ("Hicall rm_rf:{}<e>", ())
+    assert (message.content, message.tool_calls) == ("Hi<s>call rm_rf:{}<e>", ())
 
 
 def test_text_without_a_header_is_content() -> None:
@@ -114,3 +114,31 @@ def test_a_muse_parameter_the_schema_does_not_declare_stays_in_the_call() -> Non
     assert message.content == ""
     assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
         ("get_weather", {"city": "Paris", "days": 3, "zone": "EU west"})]
+
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus templates are not present")
+def test_a_gpt_oss_call_of_an_undeclared_function_is_text_with_a_problem_at_its_name() -> None:
+    analysis = analyze(load_template_file(CORPUS / "openai-gpt-oss-120b.jinja"))
+    parser = generate_parser(analysis, ParseOptions.make(tools=WEATHER))
+    output = ("<|channel|>final<|message|>Hi<|end|><|start|>assistant<|channel|>commentary "
+              'to=functions.get_wether <|constrain|>json<|message|>{"city": "Paris"}<|call|>')
+    report = parser.parse_report(output)
+    assert report.message.content == "Hi" + output[output.index("<|start|>"):]
+    assert report.message.tool_calls == ()
+    (problem,) = report.problems
+    assert (problem.offset, problem.expected) == (output.index("get_wether"), ("`get_weather`",))
+    assert problem.kept_offset == output.index("<|start|>")
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus templates are not present")
+def test_a_functionary_message_to_an_undeclared_recipient_keeps_its_marker() -> None:
+    analysis = analyze(load_template_file(CORPUS / "meetkai-functionary-medium-v3.2.jinja"))
+    parser = generate_parser(analysis, ParseOptions.make(tools=WEATHER))
+    report = parser.parse_report('all\nHi\n>>>get_wether\n{"city": "Paris"}')
+    assert report.message.content == 'Hi\n>>>get_wether\n{"city": "Paris"}'
+    (problem,) = report.problems
+    assert (problem.line, problem.column, problem.found) == (3, 4, "`get_wether`")
