@@ -6,7 +6,7 @@ from typing import Any
 
 from channels.generic.websocket import JsonWebsocketConsumer
 
-from lab.analyses import parsing
+from lab.analyses import parsing, samples
 from lab.analyses.messages import (
     AppendMessage,
     ErrorMessage,
@@ -26,13 +26,17 @@ class LiveParseConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # Channel
 
     def connect(self) -> None:
         analysis_id = self.scope["url_route"]["kwargs"]["analysis_id"]
-        analysis = Analysis.objects.filter(pk=analysis_id, status=Analysis.Status.DONE).first()
+        analysis = (
+            Analysis.objects.filter(pk=analysis_id, status=Analysis.Status.DONE)
+            .select_related("template")
+            .first()
+        )
         self.accept()
         if analysis is None:
             self.close(code=CLOSE_NOT_FOUND)
             return
         self.result_json = analysis.result_json
-        self.options = parsing.options_from_result(analysis.result or {})
+        self.options = samples.sample_for(analysis).options()
         self.parser: parsing.LiveParser | None = None
         self._restart("")
 

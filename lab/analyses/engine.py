@@ -1,7 +1,7 @@
 """The lab's only door into the analyzer for loading and analysing templates.
 
-Parsing, grammar and streaming go through `lab.analyses.parsing`; nothing else in the lab
-imports `analyzer`.
+Parsing, grammar and streaming go through `lab.analyses.parsing`, the live textbox's sample
+through `lab.analyses.samples`; nothing else in the lab imports `analyzer`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ analysis JSON and the page's request options into the analyzer's parser, grammar
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,25 +19,6 @@ from analyzer.options import ParseOptions
 ReasoningFormat = Literal["auto", "none"]
 ToolChoice = Literal["auto", "required", "none"]
 TOOL_CHOICES: tuple[ToolChoice, ...] = ("auto", "required", "none")
-
-FALLBACK_TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather for a city",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "city": {"type": "string"},
-                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-                },
-                "required": ["city"],
-            },
-        },
-    }
-]
-
 
 @dataclass(frozen=True)
 class ParserOptions:
@@ -162,12 +142,6 @@ class LiveParser:
 STREAM_UNAVAILABLE = "No parser can be generated for this analysis, so nothing can be streamed."
 
 
-def options_from_result(result: dict[str, Any]) -> ParserOptions:
-    """Default options: the tools the analysis itself rendered with, so the sample parses."""
-    tools = _probe_tools(result) or FALLBACK_TOOLS
-    return ParserOptions(tools=tools, parallel_tool_calls=False)
-
-
 def options_from_dict(data: dict[str, Any], base: ParserOptions) -> ParserOptions:
     """Read options sent by the page, keeping `base` for anything missing or malformed."""
     tools = data.get("tools", base.tools)
@@ -183,55 +157,6 @@ def options_from_dict(data: dict[str, Any], base: ParserOptions) -> ParserOption
         tool_choice=choice if choice in TOOL_CHOICES else base.tool_choice,
         json_schema=schema if schema is None or isinstance(schema, dict) else base.json_schema,
     )
-
-
-def _probe_tools(result: dict[str, Any]) -> list[dict[str, Any]]:
-    for comparison in result.get("comparisons") or []:
-        variant = comparison.get("variant_b") or {}
-        try:
-            params = json.loads(variant.get("params") or "{}")
-        except ValueError:
-            continue
-        if isinstance(params, dict) and params.get("tools"):
-            return list(params["tools"])
-    return []
-
-
-SAMPLE_PREFERENCE = ("T1", "R1")  # a tool call if the template has them, else reasoning
-PLAIN_SAMPLE = "Hello! How can I help you today?"
-
-
-def sample_output(result: dict[str, Any]) -> str:
-    """Return a model output rendered by the template itself: its tool call, if it has one."""
-    comparisons = {c.get("id"): c for c in result.get("comparisons") or []}
-    prompt = _default_generation_prompt(result)
-    for cid in SAMPLE_PREFERENCE:
-        sample = _assistant_turn(comparisons.get(cid) or {}, prompt)
-        if sample:
-            return sample
-    return PLAIN_SAMPLE
-
-
-def _default_generation_prompt(result: dict[str, Any]) -> str:
-    prompts = result.get("generation_prompts") or []
-    unset = [p for p in prompts if p.get("enable_thinking") is None]
-    return str((unset or prompts or [{}])[0].get("text") or "")
-
-
-def _assistant_turn(comparison: dict[str, Any], prompt: str) -> str:
-    """Cut variant B's difference, widened back to where the generation prompt ends.
-
-    A model's output starts right after the generation prompt; the difference alone may start
-    mid-turn (after an empty thinking block, or inside a channel header).
-    """
-    diff = comparison.get("diff") or {}
-    rendered = str((comparison.get("variant_b") or {}).get("rendered") or "")
-    if not diff.get("right") or not rendered:
-        return ""
-    start, end = len(diff.get("prefix") or ""), len(rendered) - len(diff.get("suffix") or "")
-    at = rendered.rfind(prompt, 0, start) if prompt else -1
-    begin = at + len(prompt) if at >= 0 else start
-    return rendered[begin:end]
 
 
 def generate(result_json: str, options: ParserOptions) -> GeneratedParser:

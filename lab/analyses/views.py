@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from lab.analyses import api, engine, intake, parsing
+from lab.analyses import api, engine, intake, parsing, samples
 from lab.analyses.forms import (
     HubForm,
     ParserOptionsForm,
@@ -202,12 +202,12 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
     }
     result = analysis.result
     if result is not None:
-        options = parsing.options_from_result(result)
+        sample = samples.sample_for(analysis)
         context.update(
             view=build_result_view(result),
-            options_form=ParserOptionsForm.from_options(options),
-            parser=parsing.generate(analysis.result_json, options),
-            sample=parsing.sample_output(result),
+            options_form=ParserOptionsForm.from_options(sample.options()),
+            parser=parsing.generate(analysis.result_json, sample.options()),
+            sample=sample.text,
         )
     return context
 

@@ -46,17 +46,17 @@ def test_a_pasted_template_is_analyzed_and_parses_typed_output_live(
     link.click()
     expect(page).to_have_url(re.compile(re.escape(anchor or "#missing") + "$"))
 
-    # The live box starts with the template's own tool call, already parsed.
-    tool_name = page.locator("#live-tool-calls .tool-name").first
-    expect(tool_name).not_to_have_text("", timeout=15_000)
-    probe = tool_name.inner_text().split()[0]
+    # The live box starts with the template's own rendering of the example call, parsed.
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text(
+        "get_weather", timeout=15_000
+    )
 
     # Type an output by hand: reasoning, then a call with our own arguments.
     box = page.locator("#live-input")
     box.fill("")
     typed = (
         "<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n"
-        + json.dumps({"name": probe, "arguments": {"pa_city": "Paris <b>&</b>"}})
+        + json.dumps({"name": "get_weather", "arguments": {"city": "Paris <b>&</b>"}})
         + "\n</tool_call>"
     )
     box.press_sequentially(typed)
@@ -65,8 +65,8 @@ def test_a_pasted_template_is_analyzed_and_parses_typed_output_live(
     )
     arguments = page.locator("#live-tool-calls .tool-arguments")
     expect(arguments).to_have_count(1)
-    expect(arguments).to_contain_text('"pa_city": "Paris <b>&</b>"')
-    expect(page.locator("#live-tool-calls .tool-name")).to_have_text(probe)
+    expect(arguments).to_contain_text('"city": "Paris <b>&</b>"')
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather")
     screenshot("live-parse-typed", "#live")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import analyzer
-from lab.analyses import engine, parsing
+from lab.analyses import engine, parsing, samples
 
 
 def _analysis_json(corpus: Path, name: str) -> str:
@@ -23,11 +23,10 @@ def qwen3(corpus_templates: Path) -> str:
     return _analysis_json(corpus_templates, "Qwen-Qwen3-0.6B")
 
 
-def test_default_options_use_the_tools_the_template_was_rendered_with(qwen3: str) -> None:
-    result = json.loads(qwen3)
-    names = [tool["function"]["name"] for tool in parsing.options_from_result(result).tools]
-    assert names and all(isinstance(name, str) and name for name in names)
-    assert names[0] in parsing.sample_output(result)
+@pytest.fixture(scope="module")
+def qwen3_sample(qwen3: str, corpus_templates: Path) -> samples.Sample:
+    source = (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+    return samples.build_sample(source, "", "", qwen3)
 
 
 def qwen3_call(sample: str) -> dict[str, Any]:
@@ -36,22 +35,10 @@ def qwen3_call(sample: str) -> dict[str, Any]:
     return dict(json.loads(sample[start : sample.rindex("</tool_call>")]))
 
 
-def test_the_sample_is_the_templates_own_assistant_turn_with_a_tool_call(qwen3: str) -> None:
-    sample = parsing.sample_output(json.loads(qwen3))
-    # Qwen3 renders a past assistant turn with an empty think block, then the call wrapped in
-    # <tool_call>...</tool_call>; the sample starts right after the generation prompt.
-    assert sample.startswith("<think>\n\n</think>\n\n<tool_call>\n")
-    assert sample.endswith("</tool_call>")
-    assert set(qwen3_call(sample)) == {"name", "arguments"}
-
-
-def test_a_template_without_tools_or_reasoning_gets_a_plain_sample(corpus_templates: Path) -> None:
-    result = json.loads(_analysis_json(corpus_templates, "google-gemma-2-2b-it"))
-    assert parsing.sample_output(result) == parsing.PLAIN_SAMPLE
-
-
-def test_generate_gives_peg_rules_and_a_grammar_triggered_by_the_call_marker(qwen3: str) -> None:
-    generated = parsing.generate(qwen3, parsing.options_from_result(json.loads(qwen3)))
+def test_generate_gives_peg_rules_and_a_grammar_triggered_by_the_call_marker(
+    qwen3: str, qwen3_sample: samples.Sample
+) -> None:
+    generated = parsing.generate(qwen3, qwen3_sample.options())
     assert generated.available, generated.problem
     assert generated.peg.strip() and generated.gbnf.strip()
     assert any("<tool_call>" in trigger for trigger in generated.triggers)
@@ -65,11 +52,12 @@ def test_generate_reports_bad_tools_instead_of_raising(qwen3: str) -> None:
     assert generated.problem
 
 
-def test_streaming_the_sample_in_small_chunks_yields_its_tool_call(qwen3: str) -> None:
-    result = json.loads(qwen3)
-    live = parsing.open_stream(qwen3, parsing.options_from_result(result))
+def test_streaming_the_sample_in_small_chunks_yields_its_tool_call(
+    qwen3: str, qwen3_sample: samples.Sample
+) -> None:
+    live = parsing.open_stream(qwen3, qwen3_sample.options())
     assert live is not None
-    sample = parsing.sample_output(result)
+    sample = qwen3_sample.text
     for at in range(0, len(sample), 3):
         live.feed(sample[at : at + 3])
     state = live.finish()
@@ -102,8 +90,10 @@ def test_options_from_the_page_keep_the_base_for_malformed_fields() -> None:
     assert (options.reasoning_format, options.parallel_tool_calls) == ("none", True)
 
 
-def test_tool_choice_required_makes_the_grammar_apply_from_the_first_character(qwen3: str) -> None:
-    base = parsing.options_from_result(json.loads(qwen3))
+def test_tool_choice_required_makes_the_grammar_apply_from_the_first_character(
+    qwen3: str, qwen3_sample: samples.Sample
+) -> None:
+    base = qwen3_sample.options()
     auto = parsing.generate(qwen3, base)
     required = parsing.generate(qwen3, replace(base, tool_choice="required"))
     assert auto.lazy and auto.triggers
@@ -112,13 +102,14 @@ def test_tool_choice_required_makes_the_grammar_apply_from_the_first_character(q
     assert "tool-calls" in required.gbnf.splitlines()[0]
 
 
-def test_tool_choice_none_keeps_calls_as_content_and_drops_the_grammar(qwen3: str) -> None:
-    result = json.loads(qwen3)
-    options = replace(parsing.options_from_result(result), tool_choice="none")
+def test_tool_choice_none_keeps_calls_as_content_and_drops_the_grammar(
+    qwen3: str, qwen3_sample: samples.Sample
+) -> None:
+    options = replace(qwen3_sample.options(), tool_choice="none")
     assert parsing.generate(qwen3, options).gbnf == ""
     live = parsing.open_stream(qwen3, options)
     assert live is not None
-    live.feed(parsing.sample_output(result))
+    live.feed(qwen3_sample.text)
     state = live.finish()
     assert state.tool_calls == ()
     assert "<tool_call>" in state.content
@@ -131,8 +122,10 @@ ANSWER_SCHEMA = {
 }
 
 
-def test_a_json_schema_gives_a_response_format_grammar_for_that_schema(qwen3: str) -> None:
-    options = replace(parsing.options_from_result(json.loads(qwen3)), json_schema=ANSWER_SCHEMA)
+def test_a_json_schema_gives_a_response_format_grammar_for_that_schema(
+    qwen3: str, qwen3_sample: samples.Sample
+) -> None:
+    options = replace(qwen3_sample.options(), json_schema=ANSWER_SCHEMA)
     generated = parsing.generate(qwen3, options)
     assert generated.available and not generated.lazy
     assert '"\\"answer\\""' in generated.gbnf  # the schema's one property, quoted as JSON
