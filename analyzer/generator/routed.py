@@ -102,14 +102,17 @@ def message_grammar(routing: Routing, header: str, lead: str = "") -> p.Expr:
         named = (p.literal(lead + header[:start]) + p.tool_name(p.literal(destination.name))
                  + p.literal(header[stop:] + routing.header_end))
         return p.tool(named + p.commit() + routing.call_body(destination.name) + closing)
+    # A complete header settles that the output is made of messages (commit): a stream
+    # sends each body as it comes instead of holding it back, and re-reading it, to its end.
     if destination.route == Route.DROP:
-        return opening + p.until(*stops) + closing
+        return opening + p.commit() + p.until(*stops) + closing
     if destination.route == Route.REASONING and routing.extract_reasoning:
         return opening + p.commit() + p.reasoning(p.until(*stops)) + closing
     if destination.route in (Route.REASONING, Route.TEXT):
         # Reasoning left in the content, or a message to an unknown recipient, keeps its
         # markup as the model wrote it.
-        text = p.content(opening) + p.content(p.until(*stops)) + p.content(closing)
+        text = (p.content(opening) + p.commit() + p.content(p.until(*stops))
+                + p.content(closing))
         return undeclared_call(destination, lead + header, len(lead), text)
     return opening + p.commit() + p.content(p.until(*stops)) + closing
 
@@ -123,9 +126,7 @@ def undeclared_call(destination: Destination, opening: str, lead: int, text: p.E
 
 
 def routed_output(routing: Routing) -> p.Expr:
-    """Match a whole routed output: messages, or plain text if it has no header (noting where
-    the messages broke off if they began)."""
+    """Match a whole routed output: messages, or plain text if it has no header."""
     messages = (RoutedMessage(routing) + p.zero_or_more(RoutedMessage(routing, later=True))
                 + p.space())
-    whole_text = p.kept_as_text(p.content(p.rest()), messages + p.end(), progress=True)
-    return p.choice(messages + p.end(), whole_text)
+    return p.choice(messages + p.end(), p.content(p.rest()))

@@ -142,3 +142,13 @@ def test_a_functionary_message_to_an_undeclared_recipient_keeps_its_marker() -> 
     assert report.message.content == 'Hi\n>>>get_wether\n{"city": "Paris"}'
     (problem,) = report.problems
     assert (problem.line, problem.column, problem.found) == (3, 4, "`get_wether`")
+
+
+@pytest.mark.parametrize("header", ["think", "tool exec", "unknown"])
+def test_a_message_body_streams_as_it_comes_whatever_its_route(header: str) -> None:
+    stream = StreamParser(parser(extract_reasoning=False))
+    stream.feed(header + ":")
+    sent = [d for _ in range(300) for d in stream.feed("more words ")]
+    assert len(stream.buffer) < 20  # the body is not held back (and re-read) to its end
+    if header != "tool exec":  # a dropped message sends nothing, the others their text
+        assert "".join(d.content or "" for d in sent).endswith("more words " * 299)
