@@ -103,6 +103,7 @@ class StreamParser:
         self.builder = MessageBuilder(record=True)
         self.finished = False
         self.watch = ProblemWatch()
+        self.memo: dict[Any, Any] = {}  # lookaheads left undecided, for the next chunk
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
@@ -111,7 +112,8 @@ class StreamParser:
         self.buffer += chunk
         if self.watch.pending:
             self.watch.received(chunk)
-        result = run(self.expr, self.buffer, 0, partial=True, origin=self.origin)
+        result = run(self.expr, self.buffer, 0, partial=True, origin=self.origin,
+                     memo=self.memo)
         deltas = self._emit(result.final_events())
         if result.needs_more:
             state = result.state
@@ -125,7 +127,8 @@ class StreamParser:
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
         self.finished = True
-        result = run(self.expr, self.buffer, 0, partial=False, origin=self.origin)
+        result = run(self.expr, self.buffer, 0, partial=False, origin=self.origin,
+                     memo=self.memo)
         deltas = self._emit(result.final_events())
         self.watch.settle(final=True)
         return deltas
@@ -159,6 +162,8 @@ class StreamParser:
         column = pos - gone.rfind("\n") if newlines else column + pos
         self.origin = (offset + pos, line + newlines, column)
         self.buffer = self.buffer[pos:]
+        if self.memo:  # lookaheads that started in the dropped text never run again
+            self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset + pos}
 
 
 def stream_parse(parser: Parser, chunks: Iterable[str]) -> list[Delta]:

@@ -338,7 +338,11 @@ class Peek(Expr):
 
 
 class Not(Expr):
-    """Succeed without consuming if the item does not match here."""
+    """Succeed without consuming if the item does not match here.
+
+    In a stream, a lookahead the input left undecided goes on, at the next chunk, from where
+    it stopped (st.memo) instead of from pos: a long lookahead costs linear time, not
+    quadratic."""
 
     __slots__ = ("item",)
 
@@ -348,12 +352,26 @@ class Not(Expr):
     def match(self, st: MatchState, pos: int) -> int:
         events_at_start = len(st.events)
         commits = st.commits
-        end = self.item.match(st, pos)
+        end = self._look(st, pos)
         del st.events[events_at_start:]
         st.commits = commits
         if end == NEED:
             return st.hold_back(self, pos, events_at_start)
         return pos if end == FAIL else st.fail(pos, "not " + self.item.describe())
+
+    def _look(self, st: MatchState, pos: int) -> int:
+        """Match the item at pos, going on from an earlier chunk's stop if there was one."""
+        if st.memo is None:
+            return self.item.match(st, pos)
+        key = (self, st.base + pos)
+        going_on = st.memo.pop(key, None)
+        if going_on is None:
+            end = self.item.match(st, pos)
+        else:
+            end = going_on[0].match(st, going_on[1] - st.base)
+        if end == NEED:
+            st.memo[key] = (st.resume, st.base + st.resume_pos)
+        return end
 
     def describe(self) -> str:
         return "!" + wrap(self.item, ATOM_LEVEL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from analyzer.peg.errors import PegParseError
 from analyzer.peg.expressions import Expr, Rule, sequence
@@ -37,12 +38,14 @@ class Run:
 
 
 def run(
-    expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int] = (0, 1, 1)
+    expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int] = (0, 1, 1),
+    memo: dict[Any, Any] | None = None,
 ) -> Run:
     """Match expr at pos; raise PegParseError with a trace if the input does not match.
 
-    origin is (offset, line, column) of text[0] in the whole input, for the trace."""
-    st = MatchState(text, partial)
+    origin is (offset, line, column) of text[0] in the whole input, for the trace; memo keeps
+    a stream's undecided lookaheads from one chunk to the next."""
+    st = MatchState(text, partial, memo, origin[0])
     outcome = expr.match(st, pos)
     if outcome == FAIL:
         raise trace(st, *origin)

@@ -33,12 +33,20 @@ class MatchState:
         "fail_pos",
         "expected",
         "rules",
+        "memo",
+        "base",
     )
 
-    def __init__(self, text: str, partial: bool) -> None:
+    def __init__(
+        self, text: str, partial: bool, memo: dict[Any, Any] | None = None, base: int = 0
+    ) -> None:
         self.text = text
         self.n = len(text)
         self.partial = partial
+        # A stream's lookaheads left undecided by earlier chunks: where to go on from
+        # (keyed by expression and absolute position; base is text[0]'s absolute offset).
+        self.memo = memo
+        self.base = base
         self.events: list[Event] = []
         self.commits = 0
         # Filled when a match returns NEED: the expression that continues the parse from

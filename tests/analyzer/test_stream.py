@@ -310,3 +310,55 @@ def test_an_accumulator_fed_delta_by_delta_builds_the_one_shot_message() -> None
     for delta in stream.finish():
         client.add(delta)
     assert client.message() == to_message(parser.parse(text))
+
+
+class CountedStarts(p.Expr):
+    """An expression that counts how often it is matched from its start."""
+
+    __slots__ = ("item", "starts")
+
+    def __init__(self, item: p.Expr) -> None:
+        self.item = item
+        self.starts = 0
+
+    def match(self, st: Any, pos: int) -> int:
+        self.starts += 1
+        return self.item.match(st, pos)
+
+    def describe(self) -> str:
+        return self.item.describe()
+
+
+def calls_only_at_the_end(lookahead: p.Expr) -> p.Parser:
+    """Text in which `<c>` starts calls only if calls run to the end (else it is text)."""
+    calls = p.one_or_more(p.tool(p.literal("<c>") + p.tool_name(p.literal("f"))
+                                 + p.tool_args(p.json_value()) + p.literal("</c>")))
+    text = p.content(p.until("<c>")) + p.zero_or_more(
+        p.not_followed_by(lookahead) + p.content(p.literal("<c>")) + p.commit()
+        + p.content(p.until("<c>")))
+    return p.Parser(text + p.optional(calls) + p.end())
+
+
+def lookahead_calls() -> p.Expr:
+    return p.one_or_more(p.literal("<c>") + p.literal("f") + p.json_value() + p.literal("</c>"))
+
+
+def test_a_lookahead_to_the_end_streams_like_the_one_shot_parse() -> None:
+    parser = calls_only_at_the_end(lookahead_calls() + p.end())
+    text = 'think <c>f{}</c> more <c>f{"a": 1}</c><c>f{}</c>'
+    one_shot = to_message(parser.parse(text))
+    assert (one_shot.content, len(one_shot.tool_calls)) == ("think <c>f{}</c> more ", 2)
+    for cut in range(len(text) + 1):
+        assert streamed(parser, [text[:cut], text[cut:]]) == one_shot, f"split at {cut}"
+    assert streamed(parser, list(text)) == one_shot
+
+
+def test_an_undecided_lookahead_goes_on_where_the_last_chunk_left_it() -> None:
+    counted = CountedStarts(lookahead_calls() + p.end())
+    stream = StreamParser(calls_only_at_the_end(counted))
+    stream.feed("think ")
+    for char in '<c>f{"a": "' + "x" * 500 + '"}</c>':
+        stream.feed(char)
+    assert counted.starts < 10  # not once per chunk: the lookahead resumes
+    stream.finish()
+    assert json.loads(stream.message().tool_calls[0].arguments) == {"a": "x" * 500}
