@@ -9,6 +9,33 @@ from __future__ import annotations
 from analyzer import peg as p
 from analyzer.generator.build import Build, lit
 from analyzer.model import CallIdPosition
+from analyzer.peg.state import MatchState
+
+MAX_ID = 128  # longer than any call id a template writes
+
+
+class ShortId(p.Expr):
+    """Match an id of at most MAX_ID characters up to (not including) end.
+
+    An id with no opening marker could otherwise run to any later `end`, through whatever
+    text follows the calls: a stream would hold all of it back, re-reading it every chunk."""
+
+    __slots__ = ("end",)
+
+    def __init__(self, end: str) -> None:
+        self.end = end
+
+    def match(self, st: MatchState, pos: int) -> int:
+        reach = pos + MAX_ID + len(self.end)
+        found = st.text.find(self.end, pos, reach)
+        if found >= 0:
+            return found
+        if st.partial and st.n < reach:
+            return st.need(self, pos, pos)
+        return st.fail(pos, f"a call id (at most {MAX_ID} characters) before `{self.end}`")
+
+    def describe(self) -> str:
+        return f"short-id(until {self.end!r})"
 
 
 def id_between_markers(prefix: str, suffix: str, stop: str, captured: bool = True) -> p.Expr:
@@ -16,9 +43,10 @@ def id_between_markers(prefix: str, suffix: str, stop: str, captured: bool = Tru
     end = suffix.strip() or stop.strip()
     if not end:
         return p.eps()
+    if not prefix.strip():  # no opening marker: a short id runs from here
+        short = ShortId(end)
+        return (p.call_id(short) if captured else short) + lit(suffix)
     ident = p.call_id(p.until(end)) if captured else p.until(end)
-    if not prefix.strip():
-        return ident + lit(suffix)  # no opening marker: the id runs from here
     return p.optional(lit(prefix) + ident + lit(suffix))
 
 

@@ -14,6 +14,9 @@ from analyzer.peg.expressions import Expr
 from analyzer.peg.state import MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
+# A stream that re-matches an Until from the same start (a choice not yet decided) skips the
+# text it already searched once that exceeds this many characters.
+RESCAN_LIMIT = 256
 
 
 def quote(text: str) -> str:
@@ -70,17 +73,24 @@ class Until(Expr):
         self.pattern = re.compile("|".join(re.escape(m) for m in markers))
 
     def match(self, st: MatchState, pos: int) -> int:
+        key = (self, st.base + pos)
+        seen = st.memo.get(key) if st.memo else None
+        start = pos if seen is None else seen - st.base
         if len(self.markers) == 1:
-            found = st.text.find(self.markers[0], pos)
+            found = st.text.find(self.markers[0], start)
         else:
-            hit = self.pattern.search(st.text, pos)
+            hit = self.pattern.search(st.text, start)
             found = hit.start() if hit else -1
         if found >= 0:
             return found
         if not st.partial:
             return st.n
         # A tail that may be the start of a marker is not content yet: hold it back.
-        safe = st.n - held_back(st.text, pos, st.n, self.markers)
+        safe = st.n - held_back(st.text, start, st.n, self.markers)
+        if st.memo is not None and safe - pos > RESCAN_LIMIT:
+            # Held back this far, it will be matched from pos again: no marker starts
+            # before safe, so the next chunk's search may start there.
+            st.memo[key] = st.base + safe
         return st.need(self, safe, safe)
 
     def describe(self) -> str:

@@ -538,3 +538,18 @@ def test_text_after_a_marker_kept_as_text_streams_at_once_without_rereading() ->
     for _ in range(200):
         stream.feed("more text ")
     assert len(stream.stream.buffer) < 20  # only an undecided tail is kept, not the text
+
+
+def test_text_after_calls_with_unmarked_ids_is_not_held_back() -> None:
+    # The id has no opening marker: it runs to `<|call:name|>`, but not through any text.
+    parser = generate_parser(analysis_of("tools_id_first"), ParseOptions.make(tools=TOOLS))
+    calls_text = ("<|tool_calls|><|call:begin|>call_7<|call:name|>get_weather<|call:args|>"
+                  '{"city": "Paris"}<|call:end|><|calls_end|>')
+    output = calls_text + "then text " * 50
+    stream = parser.stream()
+    sent = "".join(d.content or "" for char in output for d in stream.feed(char))
+    assert len(stream.stream.buffer) < 200
+    assert sent.startswith("then text " * 30)
+    stream.finish()
+    assert stream.message() == parser.parse(output)
+    assert calls(stream.message()) == [("get_weather", {"city": "Paris"}, "call_7")]

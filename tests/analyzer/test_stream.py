@@ -362,3 +362,32 @@ def test_an_undecided_lookahead_goes_on_where_the_last_chunk_left_it() -> None:
     assert counted.starts < 10  # not once per chunk: the lookahead resumes
     stream.finish()
     assert json.loads(stream.message().tool_calls[0].arguments) == {"a": "x" * 500}
+
+
+def delimited_reasoning() -> p.Parser:
+    """Reasoning up to `[END]` if the output has one, else everything is content."""
+    reasoning = p.reasoning(p.until("[END]", "[STOP]")) + p.literal("[END]")
+    return p.Parser(p.optional(reasoning) + p.content(p.rest()))
+
+
+LONG_TEXTS = [
+    "x" * 700 + "[EN" + "y" * 300 + "[END]answer",
+    "x" * 700 + "[STOP] no end marker " + "y" * 300,
+    "x" * 1000,
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), text=st.sampled_from(LONG_TEXTS))
+def test_a_long_undecided_choice_streams_like_the_one_shot_parse(
+    data: st.DataObject, text: str
+) -> None:
+    parser = delimited_reasoning()
+    chunks = data.draw(chunkings(text))
+    assert streamed(parser, chunks) == to_message(parser.parse(text))
+
+
+@pytest.mark.parametrize("text", LONG_TEXTS)
+def test_a_long_undecided_choice_streams_char_by_char_like_the_one_shot_parse(text: str) -> None:
+    parser = delimited_reasoning()
+    assert streamed(parser, list(text)) == to_message(parser.parse(text))
