@@ -47,7 +47,10 @@ class ToolCallPayload(TypedDict):
 class ProblemPayload(TypedDict):
     message: str
     offset: int
-    context: str
+    line: int
+    column: int
+    context: str  # the failing line with a caret line under it
+    kept: str  # the marker kept as text; "" when the parse stopped here
 
 
 class StateMessage(TypedDict):
@@ -58,7 +61,7 @@ class StateMessage(TypedDict):
     content: str
     tool_calls: list[ToolCallPayload]
     delta_count: int
-    problem: ProblemPayload | None
+    problems: list[ProblemPayload]
 
 
 class UnavailableMessage(TypedDict):
@@ -80,13 +83,6 @@ ServerMessage = StateMessage | UnavailableMessage | ErrorMessage
 
 def state_message(state: LiveState) -> StateMessage:
     """Describe a parse state for the page."""
-    problem: ProblemPayload | None = None
-    if state.problem is not None:
-        problem = {
-            "message": state.problem.message,
-            "offset": state.problem.offset,
-            "context": state.problem.context,
-        }
     return {
         "type": "state",
         "reasoning": state.reasoning,
@@ -95,5 +91,15 @@ def state_message(state: LiveState) -> StateMessage:
             {"name": c.name, "arguments": c.arguments, "id": c.id} for c in state.tool_calls
         ],
         "delta_count": state.delta_count,
-        "problem": problem,
+        "problems": [
+            {
+                "message": p.message,
+                "offset": p.offset,
+                "line": p.line,
+                "column": p.column,
+                "context": p.context,
+                "kept": p.kept,
+            }
+            for p in state.problems
+        ],
     }

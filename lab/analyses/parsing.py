@@ -10,15 +10,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from analyzer import peg
 from analyzer.canonical import analysis_from_json
 from analyzer.errors import AnalyzerError
 from analyzer.gbnf import build_tool_grammar
-from analyzer.generator import generate_parser
+from analyzer.generator import OutputStream, generate_parser
 from analyzer.options import ParseOptions
+from analyzer.peg import PegParseError
+from analyzer.stream import Delta
 
 ReasoningFormat = Literal["auto", "none"]
 ToolChoice = Literal["auto", "required", "none"]
 TOOL_CHOICES: tuple[ToolChoice, ...] = ("auto", "required", "none")
+
 
 @dataclass(frozen=True)
 class ParserOptions:
@@ -65,9 +69,14 @@ class ToolCallState:
 
 @dataclass(frozen=True)
 class ParseProblem:
+    """Text the parser could not read as structure: why, where, and the line with a caret."""
+
     message: str
-    offset: int
+    offset: int  # in the output typed so far
+    line: int
+    column: int
     context: str  # the failing line with a caret line under it
+    kept: str = ""  # the marker kept as text; "" when the parse stopped here instead
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,9 @@ class LiveState:
     content: str = ""
     tool_calls: tuple[ToolCallState, ...] = ()
     delta_count: int = 0
-    problem: ParseProblem | None = None
+    # Markers kept as text because no valid call followed, then the error that stopped the
+    # parse, if one did.
+    problems: tuple[ParseProblem, ...] = ()
 
 
 class LiveParser:
@@ -88,25 +99,25 @@ class LiveParser:
     `</thi`, is settled); typing after that restarts the stream over the whole text.
     """
 
-    def __init__(self, new_stream: Callable[[], Any]) -> None:
+    def __init__(self, new_stream: Callable[[], OutputStream]) -> None:
         self._new_stream = new_stream
         self._stream = new_stream()
         self._finished = False
         self._delta_count = 0
         self.text = ""
-        self.problem: ParseProblem | None = None
+        self.error: ParseProblem | None = None  # the parse stopped here
 
     def feed(self, chunk: str) -> LiveState:
         if self._finished:
             self._restart()
             chunk, self.text = self.text + chunk, ""
         self.text += chunk
-        if self.problem is None:
+        if self.error is None:
             self._run(lambda: self._stream.feed(chunk))
         return self.state()
 
     def finish(self) -> LiveState:
-        if not self._finished and self.problem is None:
+        if not self._finished and self.error is None:
             self._run(self._stream.finish)
             self._finished = True
         return self.state()
@@ -115,28 +126,64 @@ class LiveParser:
         self._stream = self._new_stream()
         self._finished = False
         self._delta_count = 0
-        self.problem = None
+        self.error = None
 
-    def _run(self, step: Callable[[], list[Any]]) -> None:
+    def _run(self, step: Callable[[], list[Delta]]) -> None:
         try:
             self._delta_count += len(step())
+        except PegParseError as exc:
+            self.error = _stopped_at(exc, self._stream.tail)
         except AnalyzerError as exc:
-            self.problem = ParseProblem(
-                message=str(exc).splitlines()[0],
-                offset=int(getattr(exc, "offset", len(self.text))),
-                context=str(getattr(exc, "context", "")),
-            )
+            message = str(exc).splitlines()[0]
+            self.error = ParseProblem(message, len(self.text), 0, 0, "")
 
     def state(self) -> LiveState:
         message = self._stream.message()
         calls = tuple(ToolCallState(c.name, c.arguments, c.id) for c in message.tool_calls)
+        kept = tuple(_kept_as_text(problem) for problem in self._stream.problems)
         return LiveState(
             reasoning=message.reasoning_content,
             content=message.content,
             tool_calls=calls,
             delta_count=self._delta_count,
-            problem=self.problem,
+            problems=kept + ((self.error,) if self.error is not None else ()),
         )
+
+
+def _kept_as_text(problem: peg.ParseProblem) -> ParseProblem:
+    return ParseProblem(
+        problem.message,
+        problem.offset,
+        problem.line,
+        problem.column,
+        problem.context,
+        kept=problem.kept,
+    )
+
+
+def _stopped_at(exc: PegParseError, tail: str) -> ParseProblem:
+    """Describe a parse error in the output's own positions (the stream read the prompt's tail
+    first)."""
+    located = peg.ParseProblem(
+        exc.offset,
+        exc.line,
+        exc.column,
+        exc.expected,
+        exc.found,
+        exc.rule,
+        "",
+        exc.offset,
+        exc.context,
+    ).shifted(tail)
+    message = (
+        str(exc)
+        .splitlines()[0]
+        .replace(
+            f"at offset {exc.offset} (line {exc.line}, column {exc.column})",
+            f"at offset {located.offset} (line {located.line}, column {located.column})",
+        )
+    )
+    return ParseProblem(message, located.offset, located.line, located.column, exc.context)
 
 
 STREAM_UNAVAILABLE = "No parser can be generated for this analysis, so nothing can be streamed."

@@ -181,7 +181,7 @@ def _reads_back(result_json: str, sample: Sample, cid: str) -> bool:
         return False
     live.feed(sample.text)
     state = live.finish()
-    if state.problem is not None:
+    if state.problems:  # a marker kept as text, or an error
         return False
     if cid != "T1":
         return True

@@ -47,9 +47,7 @@ def test_a_pasted_template_is_analyzed_and_parses_typed_output_live(
     expect(page).to_have_url(re.compile(re.escape(anchor or "#missing") + "$"))
 
     # The live box starts with the template's own rendering of the example call, parsed.
-    expect(page.locator("#live-tool-calls .tool-name")).to_have_text(
-        "get_weather", timeout=15_000
-    )
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather", timeout=15_000)
 
     # Type an output by hand: reasoning, then a call with our own arguments.
     box = page.locator("#live-input")
@@ -111,12 +109,132 @@ def test_the_share_button_copies_the_permalink(page: Page, qwen3: str) -> None:
 def test_parser_and_grammar_panels_regenerate_with_new_options(page: Page, qwen3: str) -> None:
     paste_and_wait(page, qwen3)
     expect(page.locator("#parser-gbnf")).to_contain_text("::=")
-    page.locator("#id_tools").fill("[]")
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather")
+    # tool_choice none: no grammar, and the live parse keeps the sample's call as content.
+    page.locator("#id_tool_choice").select_option("none")
+    expect(page.locator("#live-tool-calls .tool-call")).to_have_count(0)
+    expect(page.locator("#live-content")).to_contain_text('"name": "get_weather"')
     page.locator("#parser-options button[type=submit]").click()
     expect(page.locator("#parser-gbnf")).to_have_text(
         "(no grammar: no tools requested, or tool_choice none)"
     )
     expect(page.locator("#parser-peg")).not_to_be_empty()
+    # A response schema: the grammar is for that JSON, applied from the first character.
+    page.locator("#id_tool_choice").select_option("auto")
+    page.locator("#id_json_schema").fill('{"type": "object", "required": ["mood"]}')
+    page.locator("#parser-options button[type=submit]").click()
+    expect(page.locator("#parser-gbnf")).to_contain_text('"\\"mood\\""')
+    expect(page.locator("#parser-panel .meta")).not_to_contain_text("lazy grammar")
+
+
+def test_a_call_to_an_unknown_function_shows_why_it_stayed_text_with_a_caret(
+    page: Page, qwen3: str, screenshot: Callable[..., Path]
+) -> None:
+    paste_and_wait(page, qwen3)
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather")
+    # Qwen3's call format: JSON inside <tool_call>...</tool_call>. The name carries markup.
+    name = "<img src=x onerror=window.__xss=3>"
+    box = page.locator("#live-input")
+    box.fill('<tool_call>\n{"name": "' + name + '", "arguments": {}}\n</tool_call>')
+    problem = page.locator("#live-problem .problem-entry")
+    expect(problem).to_have_count(1, timeout=15_000)
+    expect(problem.locator(".problem-message")).to_contain_text(
+        "`<tool_call>` at offset 0 kept as text: expected `get_weather` at offset 22 "
+        "(line 2, column 11)"
+    )
+    # The failing line (windowed when long), then a caret under the name's first character.
+    context = problem.locator(".problem-context")
+    expect(context).to_have_text(re.compile(r'^\{"name": "' + re.escape(name)))
+    expect(context).to_have_text(re.compile("\n" + " " * 10 + r"\^$"))
+    expect(page.locator("#live-tool-calls .tool-call")).to_have_count(0)
+    expect(page.locator("#live-content")).to_contain_text(name)
+    screenshot("live-parse-problem", "#live")
+    assert page.locator("#live img").count() == 0
+    assert page.evaluate("window.__xss") is None
+    # Fixing the name makes it a call again; the problem goes away.
+    box.fill('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>')
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather")
+    expect(page.locator("#live-problem")).to_be_hidden()
+
+
+# One template per call format; each pre-fills its own rendering of get_weather(Paris, celsius).
+FORMATS = [
+    pytest.param("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", "<tool_call>", id="hermes"),
+    pytest.param("Qwen3-Coder.jinja", "<function=get_weather>", id="qwen3-coder"),
+    pytest.param("mistralai-Mistral-Nemo-Instruct-2407.jinja", "[TOOL_CALLS]", id="mistral-nemo"),
+    pytest.param(
+        "meetkai-functionary-medium-v3.1.jinja", "<function=get_weather>", id="functionary"
+    ),
+    pytest.param("deepseek-ai-DeepSeek-V3.1.jinja", "<｜tool▁call▁begin｜>", id="deepseek-v3.1"),
+]
+
+
+@pytest.mark.parametrize(("filename", "marker"), FORMATS)
+def test_each_call_format_prefills_a_sample_that_parses_to_the_example_call(
+    page: Page, corpus_templates: Path, filename: str, marker: str
+) -> None:
+    path = corpus_templates / filename
+    if not path.exists():
+        pytest.skip(f"{filename} is not in {corpus_templates}")
+    paste_and_wait(page, path.read_text())
+    expect(page.locator("#live-input")).to_have_value(re.compile(re.escape(marker)))
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text(
+        re.compile(r"^get_weather\b"), timeout=15_000
+    )
+    arguments = page.locator("#live-tool-calls .tool-arguments").inner_text()
+    assert json.loads(arguments) == {"city": "Paris", "unit": "celsius"}
+    expect(page.locator("#live-problem")).to_be_hidden()
+    tools = json.loads(page.locator("#id_tools").input_value())
+    assert [tool["function"]["name"] for tool in tools] == ["get_weather"]
+
+
+def test_an_upload_with_two_named_templates_analyzes_the_picked_one(
+    page: Page, corpus_templates: Path, tmp_path: Path, screenshot: Callable[..., Path]
+) -> None:
+    config = {
+        "eos_token": "<|im_end|>",
+        "chat_template": [
+            {
+                "name": "default",
+                "template": (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text(),
+            },
+            {
+                "name": "tool_use",
+                "template": (corpus_templates / "Qwen3-Coder.jinja").read_text(),
+            },
+        ],
+    }
+    upload = tmp_path / "tokenizer_config.json"
+    upload.write_text(json.dumps(config))
+    page.goto("/")
+    page.locator("#id_file").set_input_files(upload)
+    page.locator("#upload-submit").click()
+    expect(page.locator("#upload-pick-intro")).to_contain_text(
+        "tokenizer_config.json holds 2 chat templates: pick the ones to analyse."
+    )
+    expect(page.get_by_label("default")).to_be_checked()
+    screenshot("upload-pick", "#upload-form")
+    page.get_by_label("default").uncheck()
+    page.get_by_label("tool_use").check()
+    page.locator("#upload-pick-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL)
+    expect(page.locator("#analysis-status .badge")).to_have_text("done", timeout=30_000)
+    # Qwen3-Coder's tagged calls, not Qwen3's JSON: the picked template was analysed.
+    expect(page.locator("#live-input")).to_have_value(re.compile("<function=get_weather>"))
+    expect(page.locator("#siblings")).to_contain_text("default")
+
+
+def test_a_paste_too_large_to_send_is_refused_with_the_size_limit(page: Page) -> None:
+    page.goto("/")
+    page.locator("#id_source").fill("x" * 4_100_000)  # over Django's 4 MB request body limit
+    page.locator("#paste-submit").click()
+    expect(page.locator("#paste-form .error")).to_contain_text(
+        "The pasted template is too large", timeout=15_000
+    )
+    expect(page.locator("#paste-form .error")).to_contain_text(
+        "the lab accepts at most 1,000,000 bytes (1 MB)."
+    )
+    expect(page).to_have_url(re.compile(r"/$"))
 
 
 def test_a_hub_repo_is_fetched_and_analyzed(page: Page, screenshot: Callable[..., Path]) -> None:

@@ -93,7 +93,7 @@ def test_text_streamed_in_chunks_comes_back_parsed(done_analysis: Analysis) -> N
     expected = json.loads(sample[start : sample.rindex("</tool_call>")])
     assert call["name"] == expected["name"] == "get_weather"
     assert json.loads(call["arguments"]) == expected["arguments"]
-    assert final["problem"] is None and final["delta_count"] > 0
+    assert final["problems"] == [] and final["delta_count"] > 0
 
 
 def test_a_reset_replaces_the_text_and_options_restart_the_parse(done_analysis: Analysis) -> None:
@@ -115,3 +115,23 @@ def test_a_reset_replaces_the_text_and_options_restart_the_parse(done_analysis: 
     # reasoning_format "none" leaves the reasoning in the content.
     assert kept_reasoning["reasoning"] == ""
     assert "<think>plan</think>" in kept_reasoning["content"]
+
+
+def test_a_marker_kept_as_text_comes_back_as_a_problem_with_its_caret(
+    done_analysis: Analysis,
+) -> None:
+    typed = '<tool_call>\n{"name": "no_such_function", "arguments": {}}\n</tool_call>'
+    messages = [{"type": "append", "chunk": typed}, {"type": "finish"}]
+    path = f"/ws/a/{done_analysis.pk}/live/"
+    final = run_in_thread(lambda: _exchange(path, messages, replies=2))[-1]
+    assert final["content"] == typed and final["tool_calls"] == []
+    [problem] = final["problems"]
+    # `{"name": "` is 10 characters: the name starts at column 11 of line 2, offset 22.
+    assert {k: problem[k] for k in ("kept", "offset", "line", "column")} == {
+        "kept": "<tool_call>",
+        "offset": 22,
+        "line": 2,
+        "column": 11,
+    }
+    assert problem["context"].endswith("\n" + " " * 10 + "^")
+    assert problem["message"].startswith("`<tool_call>` at offset 0 kept as text: expected")

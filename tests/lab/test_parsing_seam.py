@@ -61,7 +61,7 @@ def test_streaming_the_sample_in_small_chunks_yields_its_tool_call(
     for at in range(0, len(sample), 3):
         live.feed(sample[at : at + 3])
     state = live.finish()
-    assert state.problem is None
+    assert state.problems == ()
     [call] = state.tool_calls
     expected = qwen3_call(sample)
     assert call.name == expected["name"]
@@ -142,3 +142,46 @@ def test_options_from_the_page_read_tool_choice_and_schema_and_refuse_bad_ones()
     assert (good.tool_choice, good.json_schema) == ("none", None)
     bad = parsing.options_from_dict({"tool_choice": "always", "json_schema": [1]}, base)
     assert (bad.tool_choice, bad.json_schema) == ("required", ANSWER_SCHEMA)
+
+
+UNKNOWN_CALL = (
+    'Let me check.\n<tool_call>\n{"name": "no_such_function", "arguments": {}}\n</tool_call>'
+)
+
+
+def test_a_call_to_an_unknown_function_stays_content_and_says_why(
+    qwen3: str, qwen3_sample: samples.Sample
+) -> None:
+    live = parsing.open_stream(qwen3, qwen3_sample.options())
+    assert live is not None
+    for at in range(0, len(UNKNOWN_CALL), 4):
+        live.feed(UNKNOWN_CALL[at : at + 4])
+    state = live.finish()
+    assert state.content == UNKNOWN_CALL and state.tool_calls == ()
+    [problem] = state.problems
+    # "Let me check.\n" and "<tool_call>\n" are 26 characters; `{"name": "` 10 more: the
+    # function name starts at offset 36, column 11 of line 3.
+    assert (problem.kept, problem.offset, problem.line, problem.column) == (
+        "<tool_call>",
+        36,
+        3,
+        11,
+    )
+    assert "expected `get_weather`" in problem.message and "found `no_such_fun`" in problem.message
+    assert problem.context == '{"name": "no_such_function", "arguments": {}}\n' + " " * 10 + "^"
+
+
+def test_an_error_that_stops_the_parse_is_placed_in_the_typed_output_not_the_prompt(
+    qwen3: str,
+) -> None:
+    # enable_thinking=false: the parser first reads the prompt's `<think>\n\n</think>\n\n`.
+    options = parsing.ParserOptions(enable_thinking=False, json_schema=ANSWER_SCHEMA)
+    live = parsing.open_stream(qwen3, options)
+    assert live is not None
+    live.feed("Sure:\n<tool_call>")
+    [problem] = live.finish().problems
+    assert (problem.kept, problem.offset, problem.line, problem.column) == ("", 0, 1, 1)
+    assert "at offset 0 (line 1, column 1) in rule `response-format`, found `Sure:`" in (
+        problem.message
+    )
+    assert problem.context == "Sure:\n^"

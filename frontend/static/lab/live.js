@@ -108,7 +108,7 @@
       ui.content.textContent = message.content;
       ui.deltas.textContent = message.delta_count + " deltas";
       ui.toolCalls.replaceChildren(...message.tool_calls.map(toolCallElement));
-      renderProblem(message.problem);
+      renderProblems(message.problems);
       section.dataset.liveState = "parsed";
     }
 
@@ -129,12 +129,24 @@
       try { return JSON.stringify(JSON.parse(text), null, 2); } catch (error) { return text; }
     }
 
-    function renderProblem(problem) {
-      ui.problem.hidden = !problem;
-      if (!problem) return;
-      ui.problem.querySelector(".problem-message").textContent =
-        problem.message + " (offset " + problem.offset + ")";
-      ui.problem.querySelector(".problem-context").textContent = problem.context;
+    // Markers kept as text (no valid call followed them), then an error that stopped the parse.
+    function renderProblems(problems) {
+      ui.problem.hidden = problems.length === 0;
+      ui.problem.replaceChildren(...problems.map(problemElement));
+    }
+
+    function problemElement(problem) {
+      const box = document.createElement("div");
+      box.className = "problem-entry" + (problem.kept ? " kept" : " stopped");
+      const message = document.createElement("p");
+      message.className = "problem-message";
+      // A kept marker's message says so itself ("`<tool_call>` at offset 14 kept as text: ...").
+      message.textContent = (problem.kept ? "" : "Parse stopped: ") + problem.message;
+      const context = document.createElement("pre");
+      context.className = "problem-context";
+      context.textContent = problem.context;
+      box.append(message, context);
+      return box;
     }
 
     function replay() {
