@@ -361,16 +361,13 @@ class Not(Expr):
 
     def _look(self, st: MatchState, pos: int) -> int:
         """Match the item at pos, going on from an earlier chunk's stop if there was one."""
-        if st.memo is None:
-            return self.item.match(st, pos)
-        key = (self, st.base + pos)
-        going_on = st.memo.pop(key, None)
+        going_on = st.memo.pop((self, st.base + pos), None) if st.memo else None
         if going_on is None:
             end = self.item.match(st, pos)
         else:
             end = going_on[0].match(st, going_on[1] - st.base)
-        if end == NEED:
-            st.memo[key] = (st.resume, st.base + st.resume_pos)
+        if end == NEED and st.memo is not None:
+            st.memo[(self, st.base + pos)] = (st.resume, st.base + st.resume_pos)
         return end
 
     def describe(self) -> str:

@@ -73,8 +73,7 @@ class Until(Expr):
         self.pattern = re.compile("|".join(re.escape(m) for m in markers))
 
     def match(self, st: MatchState, pos: int) -> int:
-        key = (self, st.base + pos)
-        seen = st.memo.get(key) if st.memo else None
+        seen = st.memo.get((self, st.base + pos)) if st.memo else None
         start = pos if seen is None else seen - st.base
         if len(self.markers) == 1:
             found = st.text.find(self.markers[0], start)
@@ -90,7 +89,7 @@ class Until(Expr):
         if st.memo is not None and safe - pos > RESCAN_LIMIT:
             # Held back this far, it will be matched from pos again: no marker starts
             # before safe, so the next chunk's search may start there.
-            st.memo[key] = st.base + safe
+            st.memo[(self, st.base + pos)] = st.base + safe
         return st.need(self, safe, safe)
 
     def describe(self) -> str:
