@@ -23,7 +23,13 @@ from analyzer.gbnf import (
     grammar_accepts,
     schema_to_gbnf,
 )
-from analyzer.generator import GeneratedParser, PromptContext, generate_parser, parse_output
+from analyzer.generator import (
+    GeneratedParser,
+    ParseReport,
+    PromptContext,
+    generate_parser,
+    parse_output,
+)
 from analyzer.limits import RenderLimits
 from analyzer.loading import (
     TemplateSource,
@@ -34,16 +40,20 @@ from analyzer.loading import (
 from analyzer.message import Message, ToolCall
 from analyzer.model import Analysis, DiffSplit, Segment
 from analyzer.options import ParseOptions
+from analyzer.peg import ParseProblem
 from analyzer.render import ChatTemplate
-from analyzer.stream import Delta, StreamParser
+from analyzer.stream import Accumulator, Delta, StreamParser
 from analyzer.variants import compare_variants
 from analyzer.version import ANALYZER_VERSION
 
 __all__ = [
+    "Accumulator",
     "Delta",
     "GeneratedParser",
     "Message",
     "ParseOptions",
+    "ParseProblem",
+    "ParseReport",
     "PromptContext",
     "StreamParser",
     "ToolCall",
