@@ -100,9 +100,11 @@ class MessageBuilder:
     def __init__(self, record: bool = False) -> None:
         self.content: list[str] = []
         # Content text before a call and after it must not run together ("Hi" + "Done"):
-        # open_end says the content so far ends in a word, split that a call came since.
+        # open_end says the content so far ends in a word, split that a call came since,
+        # gap holds the whitespace after a call until text follows (none follows: dropped).
         self.open_end = False
         self.split = False
+        self.gap = ""
         self.reasoning: list[str] = []
         self.calls: list[CallDraft] = []
         self.fragments: list[Fragment] | None = [] if record else None
@@ -140,8 +142,13 @@ class MessageBuilder:
         """Append content text (after a call, apart from the text before it)."""
         if not text:
             return
-        if self.split and self.open_end and not text[0].isspace():
-            text = CALL_BREAK + text
+        if self.split:
+            if text.isspace():
+                self.gap += text
+                return
+            text, self.gap = self.gap + text, ""
+            if self.open_end and not text[0].isspace():
+                text = CALL_BREAK + text
         self.split = False
         self.open_end = not text[-1].isspace()
         self.content.append(text)
@@ -155,8 +162,9 @@ class MessageBuilder:
             self.fragments.append(Fragment("reasoning", text))
 
     def _open(self, text: str, flags: int, info: Any) -> None:
-        """Start a tool call."""
+        """Start a tool call (whitespace between two calls is no content)."""
         self.calls.append(CallDraft())
+        self.gap = ""
 
     def _close(self, text: str, flags: int, info: Any) -> None:
         """Finish the current tool call (closing tagged arguments)."""

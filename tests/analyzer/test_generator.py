@@ -391,6 +391,9 @@ def test_the_stream_equals_the_one_shot_parse() -> None:
          "Done", "Hi\nDone"),
         ("tools_python_call",
          "Hi<|tool_call_start|>[get_weather(city='Paris')]<|tool_call_end|>\tDone", "Hi\tDone"),
+        ("tools_json_native",
+         'Hi\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+         "\n", "Hi\n"),
     ],
 )
 def test_text_around_a_call_keeps_what_separated_it(name: str, output: str, content: str) -> None:

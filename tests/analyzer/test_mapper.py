@@ -214,6 +214,9 @@ def calls_between_text_parser() -> p.Parser:
         ('<call>f{}</call>Done', "Done"),
         ('A<call>f{}</call>B<call>f{}</call>C', "A\nB\nC"),
         ('A<call>f{}</call><call>f{}</call>C', "A\nC"),
+        ('A<call>f{}</call>\n \n<call>f{}</call> C', "A C"),  # between calls: no content
+        ('Hi <call>f{}</call>\n', "Hi "),  # after the last call: nothing to separate
+        ('<call>f{}</call>\n\n', ""),
     ],
 )
 def test_text_on_both_sides_of_a_call_is_kept_apart(output: str, content: str) -> None:

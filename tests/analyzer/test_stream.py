@@ -293,7 +293,7 @@ def test_text_around_calls_streams_apart_for_every_split() -> None:
                   + p.tool_args(p.json_value()) + p.literal("</call>"))
     text = p.content(p.until("<call>"))
     parser = p.Parser(text + p.zero_or_more(call + text))
-    output = 'Hi<call>f{"a": 1}</call>Done<call>f{}</call> end'
+    output = 'Hi<call>f{"a": 1}</call>Done<call>f{}</call> end<call>f{}</call>\n'
     one_shot = to_message(parser.parse(output))
     assert one_shot.content == "Hi\nDone end"
     for cut in range(len(output) + 1):
