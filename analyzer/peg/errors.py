@@ -66,6 +66,17 @@ class PegParseError(AnalyzerError):
         self.context = caret_context(text, offset)
         super().__init__(self._message())
 
+    def shifted(self, before: str) -> PegParseError:
+        """Return this error placed after `before` is removed from the front of the input."""
+        moved = PegParseError.__new__(PegParseError)
+        moved.__dict__.update(self.__dict__)
+        moved.offset = self.offset - len(before)
+        moved.line = self.line - before.count("\n")
+        if moved.line == 1:
+            moved.column = self.column - (len(before) - before.rfind("\n") - 1)
+        AnalyzerError.__init__(moved, moved._message())
+        return moved
+
     def _message(self) -> str:
         wanted = " or ".join(self.expected) if self.expected else "something else"
         where = f"at offset {self.offset} (line {self.line}, column {self.column})"

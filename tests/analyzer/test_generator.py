@@ -556,3 +556,15 @@ def test_text_after_calls_with_unmarked_ids_is_not_held_back() -> None:
     stream.finish()
     assert stream.message() == parser.parse(output)
     assert calls(stream.message()) == [("get_weather", {"city": "Paris"}, "call_7")]
+
+
+def test_a_stream_error_is_placed_in_the_output_not_in_the_prompts_tail() -> None:
+    parser = generate_parser(analysis_of("think_forced_open"), ParseOptions.make(
+        enable_thinking=True, json_schema={"type": "object"}))
+    assert parser.prompt.tail, "the template's prompt must leave a tail to read"
+    stream = parser.stream()
+    with pytest.raises(PegParseError, match=r"at offset 18 \(line 1, column 19\)") as caught:
+        for char in 'plan</think>{"a": }':
+            stream.feed(char)
+        stream.finish()
+    assert (caught.value.offset, caught.value.line, caught.value.column) == (18, 1, 19)
