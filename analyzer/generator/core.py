@@ -94,24 +94,18 @@ class OutputStream:
         self.tail = tail
 
     def feed(self, chunk: str) -> list[Delta]:
-        """Add a chunk of output; return the deltas that became certain."""
+        """Add a chunk of output; return the deltas that became certain.
+
+        A PegParseError's position counts the prompt's tail read first: `exc.shifted(tail)`
+        places it in the output."""
         text, self.pending = self.pending + chunk, ""
-        return self._placed(lambda: self.stream.feed(text))
+        return self.stream.feed(text)
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
-        text, self.pending = self.pending, ""
-        deltas = self._placed(lambda: self.stream.feed(text)) if text else []
-        return deltas + self._placed(self.stream.finish)
-
-    def _placed(self, step: Callable[[], list[Delta]]) -> list[Delta]:
-        """Run a step; an error in the output is placed in the output, not after the tail."""
-        try:
-            return step()
-        except p.PegParseError as exc:
-            if not self.tail or exc.offset < len(self.tail):
-                raise
-            raise exc.shifted(self.tail) from None
+        deltas = self.stream.feed(self.pending) if self.pending else []
+        self.pending = ""
+        return deltas + self.stream.finish()
 
     def message(self) -> Message:
         """Return the message streamed so far."""
