@@ -363,10 +363,11 @@ def test_cli_says_which_file_it_cannot_read(tmp_path: Path) -> None:
 
 # --- the shared corpus -----------------------------------------------------------------------
 
-def corpus_names() -> list[str]:
+def corpus_names() -> list[object]:
     # Every tool-capable corpus template verifies: no known failures are listed here.
     if not CORPUS.is_dir():
-        return []
+        reason = f"shared corpus not found at {CORPUS}"
+        return [pytest.param("", marks=pytest.mark.skip(reason=reason), id="no-shared-corpus")]
     return sorted(p.stem for p in CORPUS.glob("*.jinja"))
 
 
