@@ -9,10 +9,10 @@ from typing import Any
 
 import jinja2
 import jinja2.ext
-from jinja2 import nodes
 
 from analyzer.hf_globals import GenerationExtension
 from analyzer.model import Capabilities
+from analyzer.sandbox import free_variables
 from analyzer.variants import (
     ARG_A,
     FUNC_A,
@@ -92,11 +92,12 @@ def template_kwargs(source: str) -> tuple[str, ...]:
         ast = env.parse(source)
     except jinja2.TemplateError:
         return ()
-    # A name/context walk is enough here and far cheaper than meta.find_undeclared_variables.
-    loaded = {node.name for node in ast.find_all(nodes.Name) if node.ctx == "load"}
-    stored = {node.name for node in ast.find_all(nodes.Name) if node.ctx in ("store", "param")}
-    macros = {node.name for node in ast.find_all(nodes.Macro)}
-    return tuple(sorted(loaded - stored - macros - _STANDARD_VARIABLES))
+    return extra_variables(free_variables(ast))
+
+
+def extra_variables(free: frozenset[str]) -> tuple[str, ...]:
+    """List, sorted, the free variables of a template that the renderer does not supply."""
+    return tuple(sorted(free - _STANDARD_VARIABLES))
 
 
 def _with_calls(calls: list[dict[str, object]], label: str) -> RenderInput:
@@ -129,7 +130,8 @@ def _shows(renderer: VariantRenderer, inp: RenderInput, needle: str) -> bool:
 
 def probe_capabilities(renderer: VariantRenderer) -> ProbeResult:
     """Render probes through the template and report what it supports."""
-    kwargs = template_kwargs(renderer.template.source)
+    # The compiled template already names its free variables: no second parse of its source.
+    kwargs = extra_variables(renderer.template.free_variables)
     renderer.defaults.update(required_kwargs(renderer, kwargs))
     object_ok = _calls_visible(renderer, CallFactory(string_args=False))
     string_ok = _calls_visible(renderer, CallFactory(string_args=True))

@@ -64,6 +64,7 @@ class ChatTemplate:
         try:
             check_template_size(source, self.limits)
             self._template = self._env.from_string(source)
+            self.free_variables = self._env.free_variables  # read but never set
         except jinja2.TemplateSyntaxError as exc:
             index = self._env.failing_token_index
             raise syntax_error(exc, source, self._env, index) from None

@@ -19,6 +19,7 @@ from typing import Any
 
 import jinja2.ext
 from jinja2 import nodes, pass_context
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError, TemplateSyntaxError
 from jinja2.parser import Parser
 from jinja2.runtime import Context, Undefined, markup_join, str_join
@@ -44,7 +45,10 @@ from analyzer.limits import (
 from analyzer.safe_filters import checked_filters
 from analyzer.syntax import CountingStream
 
-__all__ = ["BoundedEnvironment", "BoundingTransformer", "MutationRefused", "TimedIterable"]
+__all__ = [
+    "BoundedEnvironment", "BoundingTransformer", "MutationRefused", "TimedIterable",
+    "free_variables",
+]
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
 _NUMBERS = (int, float, bool, type(None))
@@ -144,6 +148,41 @@ def _filtered(expr: nodes.Expr, name: str, *consts: int) -> nodes.Filter:
     return filtered
 
 
+_BOUNDING_FILTERS = frozenset({LOOP_FILTER, CONCAT_FILTER, OUTPUT_FILTER})
+# The body of Jinja's visit_Filter without its constant-folding pass (see BoundedCodeGenerator).
+_UNFOLDED_VISIT_FILTER = CodeGenerator.visit_Filter.__wrapped__  # type: ignore[attr-defined]
+
+
+class BoundedCodeGenerator(CodeGenerator):
+    """Jinja's code generator, minus a wasted constant-folding pass over our own filters.
+
+    Jinja tries to fold every expression it writes, walking the whole subtree each time. The
+    bounding filters take the render context, so they never fold: folding them only walks the
+    expression they wrap once more, and that expression is folded anyway when it is written.
+    The generated code is the same.
+    """
+
+    def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        if node.name in _BOUNDING_FILTERS:
+            _UNFOLDED_VISIT_FILTER(self, node, frame)
+        else:
+            super().visit_Filter(node, frame)
+
+
+def free_variables(tree: nodes.Template) -> frozenset[str]:
+    """Name the variables a parsed template reads but never sets nor defines as a macro."""
+    # A name/context walk is enough here and far cheaper than meta.find_undeclared_variables.
+    loaded: set[str] = set()
+    stored: set[str] = set()
+    for node in tree.find_all(nodes.Name):
+        if node.ctx == "load":
+            loaded.add(node.name)
+        elif node.ctx in ("store", "param"):
+            stored.add(node.name)
+    macros = {node.name for node in tree.find_all(nodes.Macro)}
+    return frozenset(loaded - stored - macros)
+
+
 class CheckedFormatter(SandboxedFormatter):
     """str.format for templates: refuses fields whose widths or values add up past the limit."""
 
@@ -180,6 +219,7 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
     """
 
     intercepted_binops = frozenset({"+", "*", "**", "%"})
+    code_generator_class = BoundedCodeGenerator
 
     def __init__(self, limits: RenderLimits, *, now: datetime | None = None) -> None:
         super().__init__(
@@ -189,6 +229,7 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         )
         self.limits = limits
         self.failing_token_index: int | None = None  # None: the lexer failed, not the parser
+        self.free_variables: frozenset[str] = frozenset()  # of the template last compiled
         self.globals.update(hf_globals(limits, now))
         self.filters.update(checked_filters(limits))
         self.filters["tojson"] = partial(hf_tojson, limits)
@@ -214,6 +255,8 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
             # Jinja's error has no column; the token the parser stopped at lets us find one.
             self.failing_token_index = counter.failing_index(exc)
             raise
+        # Read now: the rewrite below and Jinja's constant folding change the tree in place.
+        self.free_variables = free_variables(tree)
         bounded = BoundingTransformer().visit(tree)
         assert isinstance(bounded, nodes.Template)
         bounded.set_environment(self)  # the nodes added by the transformer need it too
