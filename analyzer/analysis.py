@@ -65,8 +65,14 @@ def compile_template(
     )
 
 
-# Jinja compilation dominates a cold analysis: compile once per process.
-compiled = lru_cache(maxsize=256)(compile_template)
+@lru_cache(maxsize=256)
+def compiled(
+    source: str, bos_token: str, eos_token: str, mode: RenderMode = RenderMode.HF
+) -> ChatTemplate:
+    """compile_template, once per process (Jinja compilation dominates a cold analysis)."""
+    if mode is RenderMode.LENIENT:
+        return compiled(source, bos_token, eos_token).in_mode(mode)
+    return compile_template(source, bos_token, eos_token, mode)
 
 
 def analyze_uncached(source: TemplateSource, compile: Compiler = compile_template) -> Analysis:
@@ -81,7 +87,7 @@ def analyze_uncached(source: TemplateSource, compile: Compiler = compile_templat
     failed = rescuable_failures(renderer)
     if not failed:
         return analysis
-    lenient_chat = compile(*tokens, RenderMode.LENIENT)
+    lenient_chat = renderer.template.in_mode(RenderMode.LENIENT)  # no second Jinja compile
     refusal = lenient_rescue(failed, renderer, lenient_chat)
     if refusal is None:
         return analysis

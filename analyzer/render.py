@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from types import TracebackType
+from types import CodeType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 import jinja2
@@ -59,11 +60,11 @@ class ChatTemplate:
         self.limits = limits or RenderLimits()
         self.now = now
         self.mode = render_mode(mode)
-        environment = LenientEnvironment if self.mode is RenderMode.LENIENT else BoundedEnvironment
-        self._env = environment(self.limits, now=now)
+        self._env = environment_for(self.mode, self.limits, now)
         try:
             check_template_size(source, self.limits)
-            self._template = self._env.from_string(source)
+            self._code = self._env.compile(source)
+            self._template = template_from_code(self._env, self._code)
             self.free_variables = self._env.free_variables  # read but never set
         except jinja2.TemplateSyntaxError as exc:
             index = self._env.failing_token_index
@@ -83,6 +84,16 @@ class ChatTemplate:
         """Compile a loaded template with the special tokens that came with it."""
         return cls(ts.source, bos_token=ts.bos_token, eos_token=ts.eos_token, limits=limits,
                    now=now, mode=mode)
+
+    def in_mode(self, mode: RenderMode | str) -> ChatTemplate:
+        """Return this template rendering in another mode, without compiling it again."""
+        # Jinja's generated code is the same in both modes: they differ only in the checks
+        # the code calls through `environment` while rendering (attributes, calls, tojson).
+        twin = copy.copy(self)
+        twin.mode = render_mode(mode)
+        twin._env = environment_for(twin.mode, self.limits, self.now)
+        twin._template = template_from_code(twin._env, self._code)
+        return twin
 
     def render(
         self,
@@ -112,6 +123,19 @@ class ChatTemplate:
     def _special_tokens(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         # As in apply_chat_template: the tokens first, so explicit kwargs override them.
         return {"bos_token": self.bos_token, "eos_token": self.eos_token, **kwargs}
+
+
+def environment_for(
+    mode: RenderMode, limits: RenderLimits, now: datetime | None
+) -> BoundedEnvironment:
+    """Build the sandbox a render mode renders in."""
+    environment = LenientEnvironment if mode is RenderMode.LENIENT else BoundedEnvironment
+    return environment(limits, now=now)
+
+
+def template_from_code(env: BoundedEnvironment, code: CodeType) -> jinja2.Template:
+    """Make a Jinja template of compiled code, as `env.from_string` does after compiling."""
+    return env.template_class.from_code(env, code, env.make_globals(None), None)
 
 
 def render_mode(mode: RenderMode | str) -> RenderMode:

@@ -193,3 +193,30 @@ def test_refusals_lenient_mode_shares_are_not_marked() -> None:
     for source in ("{{ messages.append(1) }}", "{{ namespace(a=1)|tojson }}",
                    "{{ messages[0].content + 1 }}", "{{ ''.__class__.__mro__ }}"):
         assert not refusal(source).lenient_allows, source
+
+
+def test_a_template_switched_to_lenient_mode_renders_as_one_compiled_lenient() -> None:
+    # The list is the template's own: only lenient mode lets it append; tojson then reads it.
+    source = "{% set ids = [] %}{{ ids.append(messages[0].content) or '' }}{{ ids | tojson }}"
+    exact = ChatTemplate(source)
+    lenient = exact.in_mode("lenient")
+    assert lenient.render([USER]) == '["Hi"]'
+    assert lenient.render([USER]) == ChatTemplate(source, mode="lenient").render([USER])
+    with pytest.raises(TemplateRenderError) as caught:
+        exact.render([USER])  # the original keeps refusing, as transformers does
+    assert "append" in str(caught.value)
+
+
+def test_a_lenient_template_switched_back_renders_exactly_again() -> None:
+    source = "{% set ids = [] %}{{ ids.append(1) or '' }}{{ ids | length }}"
+    assert ChatTemplate(source, mode="lenient").render([USER]) == "1"
+    with pytest.raises(TemplateRenderError) as caught:
+        ChatTemplate(source, mode="lenient").in_mode("hf").render([USER])
+    assert "append" in str(caught.value)
+
+
+def test_free_variables_are_those_read_before_any_constant_folding() -> None:
+    # `z if false else 'a'` folds to 'a' when compiled; the template still reads z.
+    source = ("{% set x = 1 %}{% macro m(a) %}{{ a }}{% endmacro %}{{ m(x) }}{{ y }}"
+              "{{ z if false else 'a' }}{% for m2 in messages %}{{ m2.content }}{% endfor %}")
+    assert ChatTemplate(source).free_variables == frozenset({"y", "z", "messages"})
