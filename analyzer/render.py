@@ -203,8 +203,25 @@ def plain_data(value: Any, made: dict[int, Any] | None = None) -> Any:
 
     The containers built are recorded in `made` (by id) when given.
     """
-    if value is None or type(value) in (str, int, float, bool):
+    kind = type(value)
+    if value is None or kind in _PLAIN_SCALARS:
         return value
+    # JSON-decoded input is all dicts and lists: copy those without the generic checks.
+    if kind is dict:
+        copy: Any = {plain_data(key, made): plain_data(item, made) for key, item in value.items()}
+    elif kind is list:
+        copy = [plain_data(item, made) for item in value]
+    else:
+        copy = _plain_other(value, made)
+    if made is not None and isinstance(copy, (dict, list, tuple)):
+        made[id(copy)] = copy
+    return copy
+
+
+_PLAIN_SCALARS = frozenset({str, int, float, bool})
+
+
+def _plain_other(value: Any, made: dict[int, Any] | None) -> Any:
     # Subclasses (enums, numpy scalars) may carry methods: strip them back to the base type.
     if isinstance(value, str):
         return str.__str__(value)
@@ -212,10 +229,7 @@ def plain_data(value: Any, made: dict[int, Any] | None = None) -> Any:
         return int.__int__(value)
     if isinstance(value, float):
         return float.__float__(value)
-    copy = _plain_container(value, made)
-    if made is not None and isinstance(copy, (dict, list, tuple)):
-        made[id(copy)] = copy
-    return copy
+    return _plain_container(value, made)
 
 
 def _plain_container(value: Any, made: dict[int, Any] | None) -> Any:

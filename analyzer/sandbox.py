@@ -114,6 +114,26 @@ def counted_output(context: Context, value: Any, literal_chars: int) -> Any:
 class BoundingTransformer(NodeTransformer):
     """Rewrite a template's tree so loops, `~` and output go through the counting filters."""
 
+    # Jinja's NodeTransformer builds a method name per node and copies every list it walks;
+    # this walk (same order, same in-place result) dispatches on the class and edits lists.
+    def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> nodes.Node:
+        rewrite = _REWRITES.get(node.__class__)
+        if rewrite is None:
+            self.generic_visit(node)
+            return node
+        return rewrite(self, node)
+
+    def generic_visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> nodes.Node:
+        for name in node.fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for index, item in enumerate(value):
+                    if isinstance(item, nodes.Node):
+                        value[index] = self.visit(item)
+            elif isinstance(value, nodes.Node):
+                setattr(node, name, self.visit(value))
+        return node
+
     def visit_For(self, node: nodes.For) -> nodes.Node:
         self.generic_visit(node)
         assert isinstance(node.iter, nodes.Expr)
@@ -139,6 +159,13 @@ class BoundingTransformer(NodeTransformer):
             children.insert(0, _filtered(nodes.Const(""), OUTPUT_FILTER, literal))
         node.nodes = children
         return node
+
+
+_REWRITES: dict[type[nodes.Node], Callable[[BoundingTransformer, Any], nodes.Node]] = {
+    nodes.For: BoundingTransformer.visit_For,
+    nodes.Concat: BoundingTransformer.visit_Concat,
+    nodes.Output: BoundingTransformer.visit_Output,
+}
 
 
 def _filtered(expr: nodes.Expr, name: str, *consts: int) -> nodes.Filter:
