@@ -18,9 +18,10 @@ from types import BuiltinMethodType, MethodType
 from typing import Any
 
 import jinja2.ext
-from jinja2 import nodes, pass_context
-from jinja2.compiler import CodeGenerator, Frame
+from jinja2 import Environment, nodes, pass_context
+from jinja2.compiler import CodeGenerator
 from jinja2.exceptions import SecurityError, TemplateSyntaxError
+from jinja2.optimizer import Optimizer
 from jinja2.parser import Parser
 from jinja2.runtime import Context, Undefined, markup_join, str_join
 from jinja2.sandbox import (
@@ -175,25 +176,36 @@ def _filtered(expr: nodes.Expr, name: str, *consts: int) -> nodes.Filter:
     return filtered
 
 
-_BOUNDING_FILTERS = frozenset({LOOP_FILTER, CONCAT_FILTER, OUTPUT_FILTER})
-# The body of Jinja's visit_Filter without its constant-folding pass (see BoundedCodeGenerator).
-_UNFOLDED_VISIT_FILTER = CodeGenerator.visit_Filter.__wrapped__  # type: ignore[attr-defined]
+class FoldingOnce(Optimizer):
+    """Jinja's constant folder, remembering the subtrees it has already folded.
+
+    Jinja's code generator folds every expression it writes, walking its whole subtree, and
+    then writes (and folds) each of its sub-expressions in turn: a walk per nesting level.
+    Folding is deterministic and a subtree is written in the same evaluation context as the
+    expression around it, so a second fold of a subtree finds what the first did.
+    """
+
+    def __init__(self, environment: Environment | None) -> None:
+        super().__init__(environment)
+        # By id; the nodes are kept so that no new node can reuse a folded node's id.
+        self.folded: dict[int, tuple[nodes.Node, nodes.Node]] = {}
+
+    def generic_visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> nodes.Node:
+        known = self.folded.get(id(node))
+        if known is not None:
+            return known[1]
+        result = super().generic_visit(node, *args, **kwargs)
+        self.folded[id(node)] = (node, result)
+        return result
 
 
 class BoundedCodeGenerator(CodeGenerator):
-    """Jinja's code generator, minus a wasted constant-folding pass over our own filters.
+    """Jinja's code generator, folding each constant subtree once (the same code, faster)."""
 
-    Jinja tries to fold every expression it writes, walking the whole subtree each time. The
-    bounding filters take the render context, so they never fold: folding them only walks the
-    expression they wrap once more, and that expression is folded anyway when it is written.
-    The generated code is the same.
-    """
-
-    def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
-        if node.name in _BOUNDING_FILTERS:
-            _UNFOLDED_VISIT_FILTER(self, node, frame)
-        else:
-            super().visit_Filter(node, frame)
+    def __init__(self, environment: Environment, *args: Any, **kwargs: Any) -> None:
+        super().__init__(environment, *args, **kwargs)
+        if self.optimizer is not None:
+            self.optimizer = FoldingOnce(environment)
 
 
 def free_variables(tree: nodes.Template) -> frozenset[str]:

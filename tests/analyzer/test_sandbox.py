@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from jinja2.compiler import CodeGenerator
 
 from analyzer.errors import SandboxViolationError, TemplateRenderError
+from analyzer.limits import RenderLimits
 from analyzer.render import ChatTemplate
+from analyzer.sandbox import BoundedEnvironment
+
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "templates"
 
 
 def render(source: str, **kwargs: Any) -> str:
@@ -108,3 +114,28 @@ def test_format_map_works() -> None:
 
 def test_undefined_values_print_as_empty_text() -> None:
     assert render("[{{ nothing }}][{{ messages[0].missing }}]") == "[][]"
+
+
+def jinja_code(source: str, generator: type[CodeGenerator] | None = None) -> str:
+    env = BoundedEnvironment(RenderLimits())
+    if generator is not None:
+        env.code_generator_class = generator
+    code = env.compile(source, raw=True)
+    assert isinstance(code, str)
+    return code
+
+
+def test_folding_each_subtree_once_writes_the_code_jinja_writes() -> None:
+    source = ("{{ ((1 + 2) * 3) // 2 }}{% if messages %}{{ [1, [2, 3]] | length }}"
+              "{{ (x if false else 'y') | upper }}{% endif %}")
+    ours = jinja_code(source)
+    assert "'Y'" in ours  # the constant expressions are still folded
+    assert ours == jinja_code(source, CodeGenerator)
+
+
+def test_every_corpus_template_compiles_to_the_code_jinja_writes() -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not present")
+    for path in sorted(CORPUS.glob("*.jinja")):
+        source = path.read_text(encoding="utf-8")
+        assert jinja_code(source) == jinja_code(source, CodeGenerator), path.name
