@@ -213,13 +213,35 @@ def free_variables(tree: nodes.Template) -> frozenset[str]:
     # A name/context walk is enough here and far cheaper than meta.find_undeclared_variables.
     loaded: set[str] = set()
     stored: set[str] = set()
-    for node in tree.find_all(nodes.Name):
-        if node.ctx == "load":
-            loaded.add(node.name)
-        elif node.ctx in ("store", "param"):
+    for node in all_nodes(tree):
+        kind = node.__class__
+        if kind is nodes.Name:
+            assert isinstance(node, nodes.Name)
+            if node.ctx == "load":
+                loaded.add(node.name)
+            elif node.ctx in ("store", "param"):
+                stored.add(node.name)
+        elif kind is nodes.Macro:
+            assert isinstance(node, nodes.Macro)
             stored.add(node.name)
-    macros = {node.name for node in tree.find_all(nodes.Macro)}
-    return frozenset(loaded - stored - macros)
+    return frozenset(loaded - stored)
+
+
+def all_nodes(tree: nodes.Node) -> Iterator[nodes.Node]:
+    """Yield every node under tree (not tree itself), in no particular order."""
+    # Jinja's find_all nests a generator per level; one stack walks a deep tree much faster.
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for name in node.fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                children = [item for item in value if isinstance(item, nodes.Node)]
+                stack.extend(children)
+                yield from children
+            elif isinstance(value, nodes.Node):
+                stack.append(value)
+                yield value
 
 
 class CheckedFormatter(SandboxedFormatter):
