@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
+_DICT_ATTRIBUTES = frozenset(dir(dict))  # every name getattr finds on a plain dict
 _NUMBERS = (int, float, bool, type(None))
 _FORMAT_METHODS = ("format", "format_map")
 LOOP_FILTER = "_bounded_loop"
@@ -297,6 +298,18 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         self.filters[LOOP_FILTER] = bounded_loop
         self.filters[CONCAT_FILTER] = bounded_concat
         self.filters[OUTPUT_FILTER] = counted_output
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """Read `obj.attribute` for the template, as Jinja's sandbox does."""
+        # `message.content` on a dict: Python's getattr raises (slowly) and Jinja then reads the
+        # item. A name that is no attribute of dict goes straight to the item; same result.
+        if obj.__class__ is dict and attribute.__class__ is str and \
+                attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> Undefined:
         """Refuse an unsafe attribute as Jinja does, marking in-place changes of a template's

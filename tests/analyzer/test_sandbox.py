@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from jinja2.compiler import CodeGenerator
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from analyzer.errors import SandboxViolationError, TemplateRenderError
 from analyzer.limits import RenderLimits
@@ -139,3 +140,12 @@ def test_every_corpus_template_compiles_to_the_code_jinja_writes() -> None:
     for path in sorted(CORPUS.glob("*.jinja")):
         source = path.read_text(encoding="utf-8")
         assert jinja_code(source) == jinja_code(source, CodeGenerator), path.name
+
+
+def test_attribute_syntax_on_a_dict_reads_the_item_unless_dict_has_that_attribute() -> None:
+    source = ("{% set m = messages[0] %}{{ m.content }}|{{ m.missing is defined }}|"
+              "{{ m.items is callable }}|{{ m['items'] }}|{{ m.get('role') }}")
+    messages = [{"role": "user", "content": "Hi", "items": "the item"}]
+    expected = ImmutableSandboxedEnvironment().from_string(source).render(messages=messages)
+    assert expected == "Hi|False|True|the item|user"
+    assert ChatTemplate(source).render(messages) == expected
