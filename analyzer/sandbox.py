@@ -53,6 +53,7 @@ __all__ = [
 
 _METHOD_TYPES = (BuiltinMethodType, MethodType)
 _DICT_ATTRIBUTES = frozenset(dir(dict))  # every name getattr finds on a plain dict
+_PLAIN_TYPES = frozenset({str, dict, list})
 _NUMBERS = (int, float, bool, type(None))
 _FORMAT_METHODS = ("format", "format_map")
 LOOP_FILTER = "_bounded_loop"
@@ -292,12 +293,25 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         self.limits = limits
         self.failing_token_index: int | None = None  # None: the lexer failed, not the parser
         self.free_variables: frozenset[str] = frozenset()  # of the template last compiled
+        self._safe_attributes: dict[tuple[type, str], bool] = {}
         self.globals.update(hf_globals(limits, now))
         self.filters.update(checked_filters(limits))
         self.filters["tojson"] = partial(hf_tojson, limits)
         self.filters[LOOP_FILTER] = bounded_loop
         self.filters[CONCAT_FILTER] = bounded_concat
         self.filters[OUTPUT_FILTER] = counted_output
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        """Tell whether a template may read this attribute (Jinja's answer, remembered)."""
+        # For str, dict and list Jinja's answer depends on the type and the name only.
+        kind = obj.__class__
+        if kind not in _PLAIN_TYPES:
+            return super().is_safe_attribute(obj, attr, value)
+        known = self._safe_attributes.get((kind, attr))
+        if known is None:
+            known = super().is_safe_attribute(obj, attr, value)
+            self._safe_attributes[(kind, attr)] = known
+        return known
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         """Read `obj.attribute` for the template, as Jinja's sandbox does."""

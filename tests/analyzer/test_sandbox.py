@@ -149,3 +149,14 @@ def test_attribute_syntax_on_a_dict_reads_the_item_unless_dict_has_that_attribut
     expected = ImmutableSandboxedEnvironment().from_string(source).render(messages=messages)
     assert expected == "Hi|False|True|the item|user"
     assert ChatTemplate(source).render(messages) == expected
+
+
+def test_remembered_attribute_checks_answer_per_type_and_name_as_jinja_does() -> None:
+    source = "{{ x.get is defined }} {{ x.clear is defined }} {{ x.upper is defined }}"
+    chat = ChatTemplate(source)
+    jinja = ImmutableSandboxedEnvironment().from_string(source)
+    for value in ({}, "abc", [], {"clear": 1}, "xyz"):
+        ours = chat.render([{"role": "user", "content": "Hi"}], x=value)
+        assert ours == jinja.render(x=value), value
+    assert chat.render([], x={}) == "True False False"  # a dict's clear() changes it in place
+    assert chat.render([], x="abc") == "False False True"
