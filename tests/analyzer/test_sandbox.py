@@ -132,6 +132,11 @@ def test_folding_each_subtree_once_writes_the_code_jinja_writes() -> None:
     ours = jinja_code(source)
     assert "'Y'" in ours  # the constant expressions are still folded
     assert ours == jinja_code(source, CodeGenerator)
+    # Folding depends on the evaluation context (autoescape), which blocks and macros change.
+    escaping = ("{% autoescape true %}{{ ('<b>' if true else y) | upper }}{% endautoescape %}"
+                "{% macro m(a) %}{% autoescape false %}{{ a ~ ('<x>' | upper) }}"
+                "{% endautoescape %}{% endmacro %}{{ m(1) }}{{ '<c>' | upper }}")
+    assert jinja_code(escaping) == jinja_code(escaping, CodeGenerator)
 
 
 def test_every_corpus_template_compiles_to_the_code_jinja_writes() -> None:
