@@ -28,3 +28,19 @@ def hub_env(fake_hub: Any, monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_p
     settings.LAB_HUB_CACHE_DIR = str(tmp_path / "hf-cache")
     settings.LAB_HUB_TIMEOUT = 1.0
     return fake_hub
+
+
+@pytest.fixture(scope="session")
+def test_database_url(django_db_setup: None, django_db_blocker: Any) -> str:
+    """Describe the test database as a DATABASE_URL, for service processes the tests start."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        settings_dict = connection.settings_dict
+    if settings_dict["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(settings_dict['NAME']).resolve()}"
+    user = settings_dict.get("USER") or ""
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"

@@ -14,26 +14,13 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-from django.db import connection
 
 from lab.analyses.models import Analysis
 from lab.run import free_port, start_valkey, start_web, start_worker, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the services must see committed rows
-
-
-def database_url(settings_dict: dict[str, Any]) -> str:
-    """Describe the test database as a DATABASE_URL for the service processes."""
-    if settings_dict["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{Path(settings_dict['NAME']).resolve()}"
-    user = settings_dict.get("USER") or ""
-    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
-    host = settings_dict.get("HOST") or "127.0.0.1"
-    port = settings_dict.get("PORT") or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
 
 
 @dataclass
@@ -60,13 +47,13 @@ class Lab:
 
 
 @pytest.fixture(scope="module")
-def lab(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab(test_database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     logs = tmp_path_factory.mktemp("celery-integration")
     valkey, redis_url = start_valkey(logs / "valkey", log=logs / "valkey.log")
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
-        "DATABASE_URL": database_url(connection.settings_dict),
+        "DATABASE_URL": test_database_url,
     }
     processes = [valkey]
     try:

@@ -13,10 +13,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from lab.corpus.models import CorpusResult, CorpusRun
@@ -25,25 +23,14 @@ from lab.run import ROOT, start_valkey, start_worker, stop
 pytestmark = pytest.mark.django_db(transaction=True)  # the processes must see committed rows
 
 
-def database_url(settings_dict: dict[str, Any]) -> str:
-    """Describe the test database as a DATABASE_URL for other processes."""
-    if settings_dict["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{Path(settings_dict['NAME']).resolve()}"
-    user = settings_dict.get("USER") or ""
-    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
-    host = settings_dict.get("HOST") or "127.0.0.1"
-    port = settings_dict.get("PORT") or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
-
-
 @pytest.fixture(scope="module")
 def services(
-    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+    test_database_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[dict[str, str], Path]]:
     """Valkey and a two-process Celery worker on the test database; the env to reach them."""
     logs = tmp_path_factory.mktemp("corpus-celery")
     valkey, url = start_valkey(logs / "valkey", log=logs / "valkey.log")
-    env = {**os.environ, "REDIS_URL": url, "DATABASE_URL": database_url(connection.settings_dict)}
+    env = {**os.environ, "REDIS_URL": url, "DATABASE_URL": test_database_url}
     worker = start_worker(env, concurrency=2, log=logs / "worker.log")
     yield env, logs
     stop([valkey, worker])
