@@ -5,9 +5,24 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
+
+from lab.limits import cap_address_space
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lab.settings")
 
 app = Celery("lab")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def _cap_worker_memory(**_: object) -> None:
+    # The renderer bounds time, output and ranges, but a few single C-level operations on a
+    # template's own data (comparing two huge self-made lists) run without a check point; an
+    # address-space cap turns a runaway one into a MemoryError the task reports.
+    from django.conf import settings
+
+    cap_address_space(settings.LAB_WORKER_MEMORY_MB)
+
+
+worker_process_init.connect(_cap_worker_memory)

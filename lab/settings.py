@@ -129,6 +129,8 @@ LAB_MAX_TEMPLATE_BYTES = int(os.environ.get("LAB_MAX_TEMPLATE_BYTES", 1_000_000)
 LAB_HUB_TIMEOUT = float(os.environ.get("LAB_HUB_TIMEOUT", 15))
 LAB_HUB_CACHE_DIR = os.environ.get("LAB_HUB_CACHE_DIR") or None  # None: huggingface_hub's own
 LAB_ANALYSIS_TIME_LIMIT = int(os.environ.get("LAB_ANALYSIS_TIME_LIMIT", 120))
+# Address-space cap of each worker process, in MiB (0: none); see lab.limits.
+LAB_WORKER_MEMORY_MB = int(os.environ.get("LAB_WORKER_MEMORY_MB", 4096))
 
 FILE_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_TEMPLATE_BYTES + 1
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * LAB_MAX_TEMPLATE_BYTES

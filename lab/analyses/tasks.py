@@ -37,6 +37,13 @@ def run_analysis(analysis_id: int) -> None:
         )
     except engine.AnalyzerError as exc:
         _finish(analysis, started, error=str(exc))
+    except MemoryError:
+        _finish(
+            analysis,
+            started,
+            error=f"the analysis needed more memory than a worker may use "
+            f"({settings.LAB_WORKER_MEMORY_MB} MiB) and was stopped",
+        )
     except Exception as exc:  # noqa: BLE001 - any crash must reach the page, not vanish
         _finish(analysis, started, error=f"internal error ({type(exc).__name__}): {exc}")
     else:
