@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 from analyzer import ChatTemplate, analyze
-from analyzer.diff import MARKER_RE, common_prefix_fixed, common_suffix_fixed
+from analyzer.diff import common_prefix_fixed
 from analyzer.errors import AnalyzerError
 from analyzer.gbnf import GrammarResult, TriggerKind, build_tool_grammar, check_gbnf_strict
 from analyzer.gbnf.check import match_text
 from analyzer.model import Analysis, ReasoningMode, ToolFormat
+from analyzer.verify import cut_turn_end
 
 TEMPLATES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "templates"
 NAMES = sorted(p.stem for p in TEMPLATES.glob("*.jinja")) if TEMPLATES.is_dir() else []
@@ -96,15 +97,7 @@ def _strip_end_of_turn(output: str, plain: str, analysis: Analysis) -> str:
     wrapper_end = analysis.content.end.strip()
     if wrapper_end and tail.lstrip().startswith(wrapper_end):
         tail = tail.lstrip()[len(wrapper_end):]
-    known = analysis.preserved_tokens
-    output = output[: len(output) - common_suffix_fixed(output, tail)]
-    while True:
-        output = output.rstrip()
-        last = [m for m in MARKER_RE.finditer(output) if m.end() == len(output)]
-        # A trailing marker the analysis does not know is an end-of-generation token.
-        if not last or any(last[-1].group() in token for token in known):
-            return output
-        output = output[: last[-1].start()]
+    return cut_turn_end(output, tail, analysis.preserved_tokens)
 
 
 def _rendered(name: str, calls: int) -> Rendered:
