@@ -76,12 +76,11 @@ class TemplateOrigin(models.Model):
 
     @property
     def label(self) -> str:
-        if self.kind == self.Kind.HUB:
-            name = f" [{self.template_name}]" if self.template_name not in ("", "default") else ""
-            return f"{self.repo_id}@{self.commit_sha[:10]}{name}"
         if self.kind == self.Kind.PASTE:
             return "pasted"
         name = f" [{self.template_name}]" if self.template_name not in ("", "default") else ""
+        if self.kind == self.Kind.HUB:
+            return f"{self.repo_id}@{self.commit_sha[:10]}{name}"
         return (self.filename or self.get_kind_display()) + name
 
 
