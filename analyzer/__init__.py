@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from analyzer.analysis import analyze
+from analyzer.analysis.diff import diff_split, segmentize_markers
+from analyzer.analysis.pipeline import analyze
+from analyzer.analysis.variants import compare_variants
 from analyzer.canonical import analysis_from_json, analysis_to_json
-from analyzer.diff import diff_split, segmentize_markers
 from analyzer.errors import (
     AnalyzerError,
     InvalidInputError,
@@ -30,20 +31,19 @@ from analyzer.generator import (
     generate_parser,
     parse_output,
 )
-from analyzer.limits import RenderLimits
-from analyzer.loading import (
+from analyzer.model import Analysis, DiffSplit, Segment
+from analyzer.parsing.message import Message, ToolCall
+from analyzer.parsing.options import ParseOptions
+from analyzer.parsing.stream import Accumulator, Delta, StreamParser
+from analyzer.peg import ParseProblem
+from analyzer.render.limits import RenderLimits
+from analyzer.render.loading import (
     TemplateSource,
     load_template_bytes,
     load_template_file,
     load_template_text,
 )
-from analyzer.message import Message, ToolCall
-from analyzer.model import Analysis, DiffSplit, Segment
-from analyzer.options import ParseOptions
-from analyzer.peg import ParseProblem
-from analyzer.render import ChatTemplate
-from analyzer.stream import Accumulator, Delta, StreamParser
-from analyzer.variants import compare_variants
+from analyzer.render.template import ChatTemplate
 from analyzer.version import ANALYZER_VERSION
 
 __all__ = [

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from analyzer.cli import main
+from analyzer.cli.main import main
 
 sys.exit(main())

@@ -19,10 +19,10 @@ import statistics
 import time
 from pathlib import Path
 
-from analyzer.analysis import Compiler, analyze_uncached, compile_template
-from analyzer.loading import TemplateSource
+from analyzer.analysis.pipeline import Compiler, analyze_uncached, compile_template
 from analyzer.model import RenderMode
-from analyzer.render import ChatTemplate
+from analyzer.render.loading import TemplateSource
+from analyzer.render.template import ChatTemplate
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "templates"
 

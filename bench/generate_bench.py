@@ -19,12 +19,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from analyzer.analysis import analyze  # noqa: E402
+from analyzer.analysis.pipeline import analyze  # noqa: E402
 from analyzer.errors import AnalyzerError  # noqa: E402
 from analyzer.generator import generate_parser  # noqa: E402
 from analyzer.generator.core import cached_grammar  # noqa: E402
-from analyzer.loading import load_template_file  # noqa: E402
-from analyzer.options import ParseOptions  # noqa: E402
+from analyzer.parsing.options import ParseOptions  # noqa: E402
+from analyzer.render.loading import load_template_file  # noqa: E402
 
 SHARED = REPO / ".." / "shared"
 TEMPLATES = SHARED / "corpus" / "templates"

@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis import analyze
+from analyzer.analysis.pipeline import analyze
+from analyzer.checks.vectors import options_from
 from analyzer.generator import generate_parser
-from analyzer.loading import load_template_file
 from analyzer.peg import Parser
-from analyzer.vectors import options_from
+from analyzer.render.loading import load_template_file
 
 REPO = Path(__file__).resolve().parents[1]
 INPUTS = REPO / ".." / "shared" / "bench-inputs"

@@ -22,10 +22,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from analyzer.mapper import to_message  # noqa: E402
-from analyzer.message import Message  # noqa: E402
+from analyzer.parsing.mapper import to_message  # noqa: E402
+from analyzer.parsing.message import Message  # noqa: E402
+from analyzer.parsing.stream import Accumulator, StreamParser  # noqa: E402
 from analyzer.peg import Parser  # noqa: E402
-from analyzer.stream import Accumulator, StreamParser  # noqa: E402
 from bench import generated, handbuilt  # noqa: E402
 
 Grammars = dict[str, Callable[..., Parser]]

@@ -14,8 +14,8 @@ from typing import Any
 
 from transformers.utils.chat_template_utils import _compile_jinja_template
 
-from analyzer.limits import budget_for
-from analyzer.render import ChatTemplate, template_context
+from analyzer.render.limits import budget_for
+from analyzer.render.template import ChatTemplate, template_context
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "templates"
 DEFAULT = ["Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct", "openai-gpt-oss-120b",

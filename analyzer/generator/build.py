@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from analyzer import peg as p
-from analyzer.diff import segmentize_markers
+from analyzer.analysis.diff import segmentize_markers
 from analyzer.model import Analysis, ReasoningMode, SegmentKind
-from analyzer.options import ParseOptions
+from analyzer.parsing.options import ParseOptions
 from analyzer.peg.state import FAIL, MatchState
 
 Capture = Callable[[p.Expr], p.Expr]

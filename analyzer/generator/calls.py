@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer import peg as p
-from analyzer.diff import is_marker
+from analyzer.analysis.diff import is_marker
 from analyzer.generator.build import Build, lit, maybe
 
 

@@ -16,11 +16,11 @@ from analyzer.generator.tools_json import json_calls
 from analyzer.generator.tools_tag_json import tag_json_calls
 from analyzer.generator.tools_tagged import tagged_calls
 from analyzer.handlers import choose_handler, handler_grammar
-from analyzer.mapper import to_message
-from analyzer.message import Message
 from analyzer.model import Analysis, ToolFormat
-from analyzer.options import ParseOptions
-from analyzer.stream import Delta, StreamParser
+from analyzer.parsing.mapper import to_message
+from analyzer.parsing.message import Message
+from analyzer.parsing.options import ParseOptions
+from analyzer.parsing.stream import Delta, StreamParser
 
 ToolBuilder = Callable[[Build, Sequence[Mapping[str, Any]]], CallGrammar]
 TOOL_BUILDERS: dict[ToolFormat, ToolBuilder] = {

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analyzer.diff import common_prefix_len, last_marker_end
+from analyzer.analysis.diff import common_prefix_len, last_marker_end
 from analyzer.errors import TemplateRenderError
 from analyzer.handlers import choose_handler, handler_prefill
 from analyzer.model import Analysis, ReasoningMode
-from analyzer.options import ParseOptions
-from analyzer.render import ChatTemplate
+from analyzer.parsing.options import ParseOptions
+from analyzer.render.template import ChatTemplate
 
 Messages = Sequence[Mapping[str, Any]]
 UNDEFINED = re.compile(r"'(\w+)' is undefined")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from analyzer.mapper import type_tagged_value
+from analyzer.parsing.mapper import type_tagged_value
 from analyzer.peg.json_values import declared_types
 
 ITEM = "item"

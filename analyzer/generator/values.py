@@ -15,7 +15,7 @@ from analyzer.generator.build import Build, spaced
 from analyzer.generator.dialect import DialectValue, QuotedDialect
 from analyzer.generator.tag_dialect import TagDialect
 from analyzer.model import Analysis
-from analyzer.options import canonical
+from analyzer.parsing.options import canonical
 from analyzer.peg import Role
 from analyzer.peg.json_values import declared_types
 from analyzer.peg.scanning import held_back

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import analyzer
-from analyzer import loading
 from analyzer.errors import AnalyzerError
-from analyzer.loading import TemplateSource
+from analyzer.render import loading
+from analyzer.render.loading import TemplateSource
 
 if TYPE_CHECKING:
     from lab.analyses.models import Template

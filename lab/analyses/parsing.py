@@ -15,9 +15,9 @@ from analyzer.canonical import analysis_from_json
 from analyzer.errors import AnalyzerError
 from analyzer.gbnf import build_tool_grammar
 from analyzer.generator import OutputStream, generate_parser
-from analyzer.options import ParseOptions
+from analyzer.parsing.options import ParseOptions
+from analyzer.parsing.stream import Delta
 from analyzer.peg import PegParseError
-from analyzer.stream import Delta
 
 ReasoningFormat = Literal["auto", "none"]
 ToolChoice = Literal["auto", "required", "none"]

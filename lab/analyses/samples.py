@@ -17,10 +17,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from analyzer import ChatTemplate, diff_split
-from analyzer.errors import AnalyzerError
 
 # The probe texts the analyzer renders with; the friendly sample replaces them.
-from analyzer.variants import (
+from analyzer.analysis.variants import (
     ARG_A,
     ARG_B,
     ASSISTANT_MSG,
@@ -30,6 +29,7 @@ from analyzer.variants import (
     VAL_A,
     VAL_B,
 )
+from analyzer.errors import AnalyzerError
 from lab.analyses import parsing
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 import analyzer
+from analyzer.checks.verify import Outcome, Verification, verification_to_json, verify_template
 from analyzer.errors import AnalyzerError
-from analyzer.verify import Outcome, Verification, verification_to_json, verify_template
 from lab.analyses import engine as analyses_engine
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def vector_counts(template_sha256: str) -> tuple[int, int]:
     path = vectors_file()
     if not path.is_file():
         return 0, 0
-    from analyzer.vectors import run_vector
+    from analyzer.checks.vectors import run_vector
 
     templates = path.parent / ".." / "templates"
     vectors = vectors_by_template(str(path)).get(template_sha256, ())
@@ -152,7 +152,7 @@ def vector_counts(template_sha256: str) -> tuple[int, int]:
 @lru_cache(maxsize=4)
 def vectors_by_template(path: str) -> dict[str, tuple[Any, ...]]:
     """Group a vector file's vectors by the sha256 of their template's source (once per file)."""
-    from analyzer.vectors import load_vectors
+    from analyzer.checks.vectors import load_vectors
 
     templates = Path(path).parent / ".." / "templates"
     grouped: dict[str, list[Any]] = defaultdict(list)

@@ -134,7 +134,7 @@ class CorpusResult(models.Model):
     vectors_passed = models.PositiveIntegerField(default=0)
     analysis_ms = models.FloatField(null=True, blank=True)
     verify_ms = models.FloatField(null=True, blank=True)
-    verification_json = models.TextField(blank=True)  # analyzer.verify's canonical JSON
+    verification_json = models.TextField(blank=True)  # analyzer.checks.verify's canonical JSON
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

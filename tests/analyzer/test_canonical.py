@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from analyzer import ANALYZER_VERSION, analysis_from_json, analysis_to_json, analyze
-from analyzer.analysis import analyze_uncached
+from analyzer.analysis.pipeline import analyze_uncached
 from analyzer.canonical import CanonicalJsonError
-from analyzer.loading import TemplateSource
+from analyzer.render.loading import TemplateSource
 
 FORMATS = Path(__file__).resolve().parents[2] / "templates_corpus" / "formats"
 

@@ -1,0 +1,3 @@
+"""Checks of the whole pipeline: llama.cpp's parse vectors and the render-and-parse-back round
+trip.
+"""

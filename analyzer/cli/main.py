@@ -1,0 +1,48 @@
+"""Command line entry: `python -m analyzer SUBCOMMAND ...`.
+
+Each subcommand lives in its own module `analyzer.cli.<name>` that exposes
+`register(subparsers)`; the module adds its parser and sets `handler` (a function taking the
+parsed arguments and returning the exit status) with `set_defaults(handler=...)`. New
+subcommands need no change here: every module of the package but this one is discovered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+import analyzer.cli
+from analyzer.errors import AnalyzerError
+
+
+def subcommand_modules() -> list[str]:
+    """Names of the package's subcommand modules (all but `main`), sorted."""
+    return sorted(
+        f"analyzer.cli.{info.name}"
+        for info in pkgutil.iter_modules(analyzer.cli.__path__)
+        if info.name != "main"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with every discovered subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m analyzer",
+                                     description="Template Lab's chat template analyzer.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in subcommand_modules():
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; analyzer errors print their message and exit with status 2."""
+    args = build_parser().parse_args(argv)
+    try:
+        status = args.handler(args)
+    except AnalyzerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return int(status)

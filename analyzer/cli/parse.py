@@ -1,0 +1,120 @@
+"""`python -m analyzer parse FILE --input OUTPUT.txt [...]`: parse a model output.
+
+Prints the message JSON (OpenAI form), or with `--stream-chunk N` the output fed N characters
+at a time and one JSON delta per line, as a streaming client would receive them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from analyzer.analysis.pipeline import analyze
+from analyzer.errors import AnalyzerError
+from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.parsing.options import REASONING_FORMATS, TOOL_CHOICES, ParseOptions
+from analyzer.peg import ParseProblem
+from analyzer.render.loading import load_template_file
+
+
+class ParseInputError(AnalyzerError):
+    """A file given to the parse command cannot be used."""
+
+
+def register(subparsers: Any) -> None:
+    """Add the parse subcommand."""
+    parser = subparsers.add_parser(
+        "parse", help="parse a model output with the template's generated parser",
+        description="Analyze a chat template, generate its parser for these request options "
+                    "and split a model output into reasoning, content and tool calls.")
+    parser.add_argument("file", type=Path, help="template: .jinja, chat_template.json or "
+                                                "tokenizer_config.json")
+    parser.add_argument("--input", type=Path, required=True,
+                        help="the model's raw output (a text file; - reads standard input)")
+    parser.add_argument("--tools", type=Path,
+                        help="JSON file: a list of OpenAI tool definitions (or {\"tools\": [...]})")
+    parser.add_argument("--enable-thinking", action=argparse.BooleanOptionalAction, default=None,
+                        help="the template's enable_thinking (default: unset)")
+    parser.add_argument("--reasoning-format", choices=REASONING_FORMATS, default="auto",
+                        help="none leaves reasoning in the content (default: auto)")
+    parser.add_argument("--parallel-tool-calls", action="store_true")
+    parser.add_argument("--tool-choice", choices=TOOL_CHOICES, default="auto")
+    parser.add_argument("--partial", action="store_true",
+                        help="the output was cut mid-stream: print only what is certain")
+    parser.add_argument("--stream-chunk", type=int, metavar="N",
+                        help="feed the output N characters at a time; print the deltas")
+    parser.add_argument("--template-name", default=None, help="named template to use")
+    parser.add_argument("--grammar", action="store_true",
+                        help="also print the generated grammar (PEG rules) to standard error")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse the output and print the message (or the deltas)."""
+    if args.stream_chunk is not None and args.stream_chunk < 1:
+        raise ParseInputError(
+            f"--stream-chunk: expected a positive size; found {args.stream_chunk}")
+    options = ParseOptions.make(
+        tools=read_tools(args.tools), enable_thinking=args.enable_thinking,
+        reasoning_format=args.reasoning_format, parallel_tool_calls=args.parallel_tool_calls,
+        tool_choice=args.tool_choice,
+    )
+    parser = generate_parser(analyze(load_template_file(args.file,
+                                                        template_name=args.template_name)),
+                             options)
+    if args.grammar:
+        print(parser.dump(), file=sys.stderr)
+    output = read_output(args.input)
+    if args.stream_chunk is not None:
+        problems = print_deltas(parser, output, args.stream_chunk)
+    else:
+        report = parser.parse_report(output, partial=args.partial)
+        print(json.dumps(report.message.to_dict(), ensure_ascii=False, indent=2))
+        problems = report.problems
+    for problem in problems:
+        print(f"note: {problem.message}\n{problem.context}", file=sys.stderr)
+    return 0
+
+
+def print_deltas(parser: GeneratedParser, output: str, size: int) -> tuple[ParseProblem, ...]:
+    """Stream the output in chunks of size characters; print each delta as a JSON line.
+
+    Return where text was kept as text although a marker promised a call."""
+    stream = parser.stream()
+    for at in range(0, len(output), size):
+        for delta in stream.feed(output[at : at + size]):
+            print(json.dumps(delta.to_dict(), ensure_ascii=False))
+    for delta in stream.finish():
+        print(json.dumps(delta.to_dict(), ensure_ascii=False))
+    return stream.problems
+
+
+def read_output(path: Path) -> str:
+    """Read the model output (standard input for -)."""
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParseInputError(f"--input {path}: cannot read the file ({exc.strerror})") from exc
+
+
+def read_tools(path: Path | None) -> list[Any]:
+    """Read the tools file: a JSON array of definitions, or an object with a "tools" array."""
+    if path is None:
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ParseInputError(f"--tools {path}: cannot read the file ({exc.strerror})") from exc
+    except json.JSONDecodeError as exc:
+        raise ParseInputError(f"--tools {path}: not JSON ({exc.msg} at line {exc.lineno}, "
+                              f"column {exc.colno})") from exc
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list):
+        raise ParseInputError(f"--tools {path}: expected a JSON array of tool definitions "
+                              f"or {{\"tools\": [...]}}; found {type(data).__name__}")
+    return tools

@@ -1,0 +1,292 @@
+"""Map parse captures to an OpenAI message, incrementally.
+
+The same builder serves one-shot parses and streams: each capture yields message fragments
+(content text, a call's header, argument text) that only ever append, so the text a stream
+has sent is always a prefix of the final message. Tagged argument values are typed by their
+schema here; python-dict values are rewritten as JSON once they are complete.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from json.encoder import encode_basestring
+from typing import Any, NamedTuple
+
+from analyzer.parsing.message import Message, ToolCall
+from analyzer.peg import ParseResult, Role, ValueType, decode_json, normalize_python_json
+from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED
+from analyzer.peg.state import Event
+
+INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# Joins content the model wrote right before and right after a tool call, neither side
+# with whitespace: the call stood between them, and glued they would read as one word.
+CALL_BREAK = "\n"
+BOOLEANS = {"true": "true", "True": "true", "false": "false", "False": "false"}
+NULLS = ("null", "None")
+
+
+class Fragment(NamedTuple):
+    """A piece of message: kind is content, reasoning, tool (a call's header), id or args."""
+
+    kind: str
+    text: str = ""
+    call: int = 0  # index of the tool call in the message
+    name: str = ""
+    id: str = ""
+
+
+@dataclass
+class CallDraft:
+    """A tool call being built."""
+
+    name: str | None = None
+    id: str = ""
+    args: list[str] = field(default_factory=list)
+    announced: bool = False
+    arg_count: int = 0
+    buffered: list[str] = field(default_factory=list)  # a value kept until it is complete
+    closed: bool = False
+
+
+def typed_json(text: str, type_name: str) -> str | None:
+    """Return text as the JSON text of one JSON type, or None if it is not of that type."""
+    if type_name in ("integer", "number"):
+        return text if (INTEGER if type_name == "integer" else NUMBER).fullmatch(text) else None
+    if type_name == "boolean":
+        return BOOLEANS.get(text)
+    if type_name == "null":
+        return "null" if text in NULLS else None
+    if type_name not in ("array", "object"):
+        return None
+    wanted = list if type_name == "array" else dict
+    try:
+        return text if isinstance(json.loads(text), wanted) else None
+    except ValueError:
+        pass
+    try:
+        value = decode_json(text, python=True)
+    except (ValueError, SyntaxError):
+        return None
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, wanted) else None
+
+
+def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
+    """Return the JSON text of a tagged value typed by its schema's types (text stays a
+    string when it fits none of them: data is never dropped)."""
+    stripped = text.strip()
+    for type_name in types:
+        if type_name == "string":
+            break
+        typed = typed_json(stripped, type_name)
+        if typed is not None:
+            return typed
+    return encode_basestring(text)
+
+
+def escaped(text: str) -> str:
+    """Escape text for the inside of a JSON string (char by char, so prefixes stay prefixes)."""
+    return encode_basestring(text)[1:-1]
+
+
+class MessageBuilder:
+    """Fold captures, in input order, into a message; with record=True also list the
+    fragments each step adds (what a stream sends)."""
+
+    def __init__(self, record: bool = False) -> None:
+        self.content: list[str] = []
+        # Content text before a call and after it must not run together ("Hi" + "Done"):
+        # open_end says the content so far ends in a word, split that a call came since,
+        # gap holds the whitespace after a call until text follows (none follows: dropped).
+        self.open_end = False
+        self.split = False
+        self.gap = ""
+        self.reasoning: list[str] = []
+        self.calls: list[CallDraft] = []
+        self.fragments: list[Fragment] | None = [] if record else None
+
+    def apply(self, event: Event, text: str) -> None:
+        """Add one capture event whose positions index text."""
+        role, start, end, flags, info = event
+        handler = HANDLERS.get(role)
+        if handler is not None:
+            handler(self, text[start:end], flags, info)
+
+    def apply_all(self, events: Iterable[Event], text: str) -> None:
+        """Add capture events in order."""
+        for event in events:
+            self.apply(event, text)
+
+    def take_fragments(self) -> list[Fragment]:
+        """Return the fragments recorded since the last call, and forget them."""
+        taken, self.fragments = self.fragments or [], []
+        return taken
+
+    def message(self) -> Message:
+        """Return the message built so far."""
+        calls = tuple(
+            ToolCall(name=call.name or "", arguments=joined(call.args), id=call.id)
+            for call in self.calls
+        )
+        return Message(
+            content=joined(self.content),
+            reasoning_content=joined(self.reasoning),
+            tool_calls=calls,
+        )
+
+    def _content(self, text: str, flags: int, info: Any) -> None:
+        """Append content text (after a call, apart from the text before it)."""
+        if not text:
+            return
+        if self.split:
+            if text.isspace():
+                self.gap += text
+                return
+            text, self.gap = self.gap + text, ""
+            if self.open_end and not text[0].isspace():
+                text = CALL_BREAK + text
+        self.split = False
+        self.open_end = not text[-1].isspace()
+        self.content.append(text)
+        if self.fragments is not None and text:
+            self.fragments.append(Fragment("content", text))
+
+    def _reasoning(self, text: str, flags: int, info: Any) -> None:
+        """Append reasoning text."""
+        self.reasoning.append(text)
+        if self.fragments is not None and text:
+            self.fragments.append(Fragment("reasoning", text))
+
+    def _open(self, text: str, flags: int, info: Any) -> None:
+        """Start a tool call (whitespace between two calls is no content)."""
+        self.calls.append(CallDraft())
+        self.gap = ""
+
+    def _close(self, text: str, flags: int, info: Any) -> None:
+        """Finish the current tool call (closing tagged arguments)."""
+        call = self._call()
+        call.closed = True
+        self.split = True
+        if call.arg_count:
+            self._args(call, "}")
+        elif not call.args:
+            self._args(call, "{}")
+        joined(call.args)  # a streamed call holds one piece per chunk: keep one string
+
+    def _name(self, text: str, flags: int, info: Any) -> None:
+        """Name the current call and announce it with any arguments seen before the name."""
+        if flags & PARTIAL:
+            return
+        call = self._call(fresh=True)
+        call.name = json.loads(text) if flags & QUOTED else text
+        call.announced = True
+        if self.fragments is not None:
+            index = len(self.calls) - 1
+            self.fragments.append(Fragment("tool", call=index, name=call.name or "", id=call.id))
+            if call.args:
+                self.fragments.append(Fragment("args", "".join(call.args), index))
+
+    def _id(self, text: str, flags: int, info: Any) -> None:
+        """Set the current call's id."""
+        if flags & PARTIAL:
+            return
+        call = self._call()
+        call.id = json.loads(text) if flags & QUOTED else text
+        if call.announced and self.fragments is not None:
+            self.fragments.append(Fragment("id", call=len(self.calls) - 1, id=call.id))
+
+    def _json_args(self, text: str, flags: int, info: Any) -> None:
+        """Add JSON argument text (python-flavoured or string-wrapped text waits until complete)."""
+        call = self._call()
+        # A value in another JSON dialect carries it as info: converted once complete.
+        to_json = getattr(info, "to_json", None)
+        if to_json is None and not flags & (PYTHON | QUOTED):
+            self._args(call, text)
+            return
+        call.buffered.append(text)
+        if not flags & PARTIAL:
+            whole, call.buffered = "".join(call.buffered), []
+            self._args(call, to_json(whole) if to_json else self._decoded_args(whole, flags))
+
+    @staticmethod
+    def _decoded_args(text: str, flags: int) -> str:
+        """Return python-flavoured text as JSON, or the JSON text inside a JSON string."""
+        if flags & PYTHON:
+            return normalize_python_json(text)
+        inner = json.loads(text)
+        return inner if isinstance(inner, str) else text
+
+    def _arg_name(self, text: str, flags: int, info: Any) -> None:
+        """Open one tagged argument in the arguments object."""
+        if flags & PARTIAL:
+            return
+        call = self._call()
+        separator = ", " if call.arg_count else "{"
+        call.arg_count += 1
+        self._args(call, separator + json_key(text))
+
+    def _arg_string(self, text: str, flags: int, info: Any) -> None:
+        """Add a raw tagged value: streamed as a JSON string, or typed once complete."""
+        call = self._call()
+        value_type = info if isinstance(info, ValueType) else ValueType.of(info)
+        if not value_type.text_only:
+            call.buffered.append(text)
+            if not flags & PARTIAL:
+                whole, call.buffered = "".join(call.buffered), []
+                self._args(call, type_tagged_value(whole, value_type.types))
+            return
+        opening = "" if flags & CONTINUED else '"'
+        closing = "" if flags & PARTIAL else '"'
+        self._args(call, opening + escaped(text) + closing)
+
+    def _call(self, fresh: bool = False) -> CallDraft:
+        """Return the call being built (a name after a named call starts a new one)."""
+        if not self.calls or self.calls[-1].closed or (fresh and self.calls[-1].name):
+            self.calls.append(CallDraft())
+        return self.calls[-1]
+
+    def _args(self, call: CallDraft, text: str) -> None:
+        """Append argument text; it is sent once the call has been announced."""
+        if not text:
+            return
+        call.args.append(text)
+        if call.announced and self.fragments is not None:
+            self.fragments.append(Fragment("args", text, len(self.calls) - 1))
+
+
+def joined(pieces: list[str]) -> str:
+    """Join pieces and keep the result as the only piece (a stream asks again and again)."""
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
+
+
+@lru_cache(maxsize=1024)
+def json_key(name: str) -> str:
+    """Return `"name": ` for an arguments object."""
+    return encode_basestring(name) + ": "
+
+
+HANDLERS = {
+    Role.CONTENT: MessageBuilder._content,
+    Role.REASONING: MessageBuilder._reasoning,
+    Role.TOOL_OPEN: MessageBuilder._open,
+    Role.TOOL_CLOSE: MessageBuilder._close,
+    Role.TOOL_NAME: MessageBuilder._name,
+    Role.CALL_ID: MessageBuilder._id,
+    Role.TOOL_ARGS: MessageBuilder._json_args,
+    Role.ARG_JSON_VALUE: MessageBuilder._json_args,
+    Role.ARG_NAME: MessageBuilder._arg_name,
+    Role.ARG_STRING_VALUE: MessageBuilder._arg_string,
+}
+
+
+def to_message(result: ParseResult) -> Message:
+    """Map a parse result to an OpenAI message."""
+    builder = MessageBuilder()
+    builder.apply_all(result.events, result.text)
+    return builder.message()

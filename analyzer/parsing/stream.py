@@ -1,0 +1,211 @@
+"""Stream parsing: feed chunks of model output, get OpenAI-style deltas.
+
+The parser keeps only what is not final yet. After each chunk it records the resume point the
+engine reports (an expression and a position past everything certain), drops the text before
+it and maps the final captures to deltas; the next chunk re-runs from there, not from the
+start, so streaming costs time linear in the output length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from analyzer.parsing.mapper import Fragment, MessageBuilder
+from analyzer.parsing.message import Message, ToolCall
+from analyzer.peg import Expr, ParseProblem, Parser
+from analyzer.peg.diagnostics import ProblemWatch
+from analyzer.peg.parser import run
+from analyzer.peg.state import Event
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A change to one tool call: its header (id, name) or more argument text."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the OpenAI form."""
+        data: dict[str, Any] = {"index": self.index}
+        if self.id is not None:
+            data["id"] = self.id
+        if self.name is not None:
+            data["type"] = "function"
+        function = {}
+        if self.name is not None:
+            function["name"] = self.name
+        if self.arguments is not None:
+            function["arguments"] = self.arguments
+        if function:
+            data["function"] = function
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One streamed change to the assistant message."""
+
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: tuple[ToolCallDelta, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the OpenAI form (only the fields this delta sets)."""
+        data: dict[str, Any] = {}
+        if self.content is not None:
+            data["content"] = self.content
+        if self.reasoning_content is not None:
+            data["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        return data
+
+
+def delta_of(fragment: Fragment) -> Delta:
+    """Turn one message fragment into a delta."""
+    if fragment.kind == "content":
+        return Delta(content=fragment.text)
+    if fragment.kind == "reasoning":
+        return Delta(reasoning_content=fragment.text)
+    if fragment.kind == "tool":
+        header = ToolCallDelta(fragment.call, fragment.id, fragment.name, "")
+        return Delta(tool_calls=(header,))
+    if fragment.kind == "id":
+        return Delta(tool_calls=(ToolCallDelta(fragment.call, id=fragment.id),))
+    return Delta(tool_calls=(ToolCallDelta(fragment.call, arguments=fragment.text),))
+
+
+def merge_fragments(fragments: list[Fragment]) -> list[Fragment]:
+    """Join neighbouring text fragments of the same kind (and call) into one."""
+    merged: list[Fragment] = []
+    for fragment in fragments:
+        last = merged[-1] if merged else None
+        joinable = fragment.kind in ("content", "reasoning", "args")
+        if last and joinable and (last.kind, last.call) == (fragment.kind, fragment.call):
+            merged[-1] = last._replace(text=last.text + fragment.text)
+        else:
+            merged.append(fragment)
+    return merged
+
+
+class StreamParser:
+    """Parse a model output chunk by chunk."""
+
+    def __init__(self, parser: Parser) -> None:
+        self.expr: Expr = parser.start
+        self.buffer = ""
+        self.origin = (0, 1, 1)  # offset, line, column of buffer[0] in the whole output
+        self.builder = MessageBuilder(record=True)
+        self.finished = False
+        self.watch = ProblemWatch()
+        self.memo: dict[Any, Any] = {}  # lookaheads left undecided, for the next chunk
+
+    def feed(self, chunk: str) -> list[Delta]:
+        """Add a chunk; return the deltas that became certain."""
+        if self.finished:
+            raise ValueError("feed() after finish()")
+        self.buffer += chunk
+        if self.watch.pending:
+            self.watch.received(chunk)
+        result = run(self.expr, self.buffer, 0, partial=True, origin=self.origin,
+                     memo=self.memo)
+        deltas = self._emit(result.final_events())
+        if result.needs_more:
+            state = result.state
+            assert state.resume is not None
+            self.expr = state.resume
+            self._drop(state.resume_pos)
+        if self.watch.pending:
+            self.watch.settle(final=False)
+        return deltas
+
+    def finish(self) -> list[Delta]:
+        """Declare the output complete; return the remaining deltas."""
+        self.finished = True
+        result = run(self.expr, self.buffer, 0, partial=False, origin=self.origin,
+                     memo=self.memo)
+        deltas = self._emit(result.final_events())
+        self.watch.settle(final=True)
+        return deltas
+
+    def message(self) -> Message:
+        """Return the message streamed so far."""
+        return self.builder.message()
+
+    @property
+    def problems(self) -> tuple[ParseProblem, ...]:
+        """Return where text was kept as text although a marker promised more (so far).
+
+        A problem is listed once the rest of its line has arrived (or the stream finished),
+        so that it quotes the same text as a one-shot parse does."""
+        return tuple(self.watch.found)
+
+    def _emit(self, events: list[Event]) -> list[Delta]:
+        """Map final events to deltas (and note the problems among them)."""
+        self.watch.noted(events, self.buffer, self.origin)
+        self.builder.apply_all(events, self.buffer)
+        return [delta_of(f) for f in merge_fragments(self.builder.take_fragments())]
+
+    def _drop(self, pos: int) -> None:
+        """Forget the text before pos: it is final."""
+        if pos == 0:
+            return
+        gone = self.buffer[:pos]
+        self.watch.dropped(gone)
+        offset, line, column = self.origin
+        newlines = gone.count("\n")
+        column = pos - gone.rfind("\n") if newlines else column + pos
+        self.origin = (offset + pos, line + newlines, column)
+        self.buffer = self.buffer[pos:]
+        if self.memo:  # lookaheads that started in the dropped text never run again
+            self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset + pos}
+
+
+def stream_parse(parser: Parser, chunks: Iterable[str]) -> list[Delta]:
+    """Feed every chunk then finish; return all deltas."""
+    stream = StreamParser(parser)
+    deltas = [delta for chunk in chunks for delta in stream.feed(chunk)]
+    return deltas + stream.finish()
+
+
+class Accumulator:
+    """Fold deltas, as they arrive, into the message a client assembles."""
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+
+    def add(self, delta: Delta) -> None:
+        """Apply one delta."""
+        if delta.content:
+            self.content.append(delta.content)
+        if delta.reasoning_content:
+            self.reasoning.append(delta.reasoning_content)
+        for change in delta.tool_calls:
+            call = self.calls.setdefault(change.index, {"id": "", "name": "", "arguments": []})
+            call["id"] = change.id if change.id is not None else call["id"]
+            call["name"] = change.name if change.name is not None else call["name"]
+            if change.arguments:
+                call["arguments"].append(change.arguments)
+
+    def message(self) -> Message:
+        """Return the message the deltas so far make."""
+        tool_calls = tuple(
+            ToolCall(name=c["name"], arguments="".join(c["arguments"]), id=c["id"])
+            for _, c in sorted(self.calls.items())
+        )
+        return Message("".join(self.content), "".join(self.reasoning), tool_calls)
+
+
+def accumulate(deltas: Iterable[Delta]) -> Message:
+    """Rebuild the message a client would assemble from the deltas."""
+    accumulator = Accumulator()
+    for delta in deltas:
+        accumulator.add(delta)
+    return accumulator.message()
