@@ -16,6 +16,7 @@ from analyzer.parsing.mapper import Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.peg import Expr, ParseProblem, Parser
 from analyzer.peg.diagnostics import ProblemWatch
+from analyzer.peg.expressions import resumed
 from analyzer.peg.parser import run
 from analyzer.peg.state import Event
 
@@ -117,8 +118,7 @@ class StreamParser:
         deltas = self._emit(result.final_events())
         if result.needs_more:
             state = result.state
-            assert state.resume is not None
-            self.expr = state.resume
+            self.expr = resumed(state)
             self._drop(state.resume_pos)
         if self.watch.pending:
             self.watch.settle(final=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.peg.expressions import Expr
+from analyzer.peg.expressions import Expr, resumed
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.state import NEED, MatchState
@@ -64,8 +64,7 @@ class Capture(Expr):
         if st.resume is self.item and flags == self.flags:
             st.resume = self
         else:
-            assert st.resume is not None
-            st.resume = Capture(self.role, st.resume, self.info, flags)
+            st.resume = Capture(self.role, resumed(st), self.info, flags)
 
     def describe(self) -> str:
         return f"{self.role.value}<{self.item.describe()}>"
@@ -93,8 +92,7 @@ class ToolCapture(Expr):
         if end >= 0:
             st.events.append((Role.TOOL_CLOSE, end, end, 0, None))
         elif end == NEED and not (self.opened and st.resume is self.item):
-            assert st.resume is not None
-            st.resume = ToolCapture(st.resume, opened=True)
+            st.resume = ToolCapture(resumed(st), opened=True)
         elif end == NEED:
             st.resume = self
         return end

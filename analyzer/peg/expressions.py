@@ -117,7 +117,7 @@ class Sequence(Expr):
         if index == 0 and st.resume is self.items[0]:
             st.resume = self  # nothing moved: a stream re-runs the same expression
         else:
-            st.resume = _continue_sequence(st.resume, self.items[index + 1 :])
+            st.resume = _continue_sequence(resumed(st), self.items[index + 1 :])
 
     def describe(self) -> str:
         return " ".join(wrap(item, POSTFIX_LEVEL) for item in self.items)
@@ -135,9 +135,15 @@ class Sequence(Expr):
         return text, True
 
 
-def _continue_sequence(head: Expr | None, rest: tuple[Expr, ...]) -> Expr:
+def resumed(st: MatchState) -> Expr:
+    """The expression a NEED left in the state (typed there as a protocol, to avoid a cycle)."""
+    resume = st.resume
+    assert isinstance(resume, Expr), f"a NEED left {resume!r} to resume from, not an expression"
+    return resume
+
+
+def _continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
     """Build `head rest...`, flattening so resumed expressions never nest deeper."""
-    assert head is not None
     if not rest:
         return head
     if isinstance(head, Sequence):
@@ -281,7 +287,7 @@ class Repeat(Expr):
         """Continue inside the item if it can no longer back out, else from its start."""
         if st.commits != commits or count < self.least:
             rest = self.remaining(count + 1)
-            st.resume = _continue_sequence(st.resume, (rest,) if rest is not None else ())
+            st.resume = _continue_sequence(resumed(st), (rest,) if rest is not None else ())
             return NEED
         rest = self.remaining(count)
         assert rest is not None
@@ -398,7 +404,7 @@ class Rule(Expr):
         end = self.body.match(st, pos)
         st.rules.pop()
         if end == NEED and st.resume is not self.body:
-            st.resume = Rule(self.name, st.resume)
+            st.resume = Rule(self.name, resumed(st))
         elif end == NEED:
             st.resume = self
         return end

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from analyzer.peg.expressions import Expr
-    from analyzer.peg.roles import Role
+from analyzer.peg.roles import Role
 
 # Match outcomes other than an end position (which is >= 0).
 FAIL = -1
 NEED = -2
 
 # An event: (role, start, end, flags, info). Plain tuples: built in the hot loop.
-Event = tuple["Role", int, int, int, Any]
+Event = tuple[Role, int, int, int, Any]
+
+
+class Resumable(Protocol):
+    """What a match run resumes from: any expression (`expressions.Expr` satisfies it).
+
+    A protocol rather than the expression class itself: the expressions import this module,
+    and naming their class here would close an import cycle.
+    """
+
+    def match(self, st: MatchState, pos: int) -> int:
+        """Match at pos; return the end position, FAIL or NEED."""
+        ...
 
 
 class MatchState:
@@ -51,7 +61,7 @@ class MatchState:
         self.commits = 0
         # Filled when a match returns NEED: the expression that continues the parse from
         # resume_pos, the number of events that are final, how far the input was understood.
-        self.resume: Expr | None = None
+        self.resume: Resumable | None = None
         self.resume_pos = 0
         self.commit_events = 0
         self.need_end = 0
@@ -60,7 +70,7 @@ class MatchState:
         self.expected: list[tuple[str, str]] = []
         self.rules: list[str] = []
 
-    def need(self, resume: Expr, resume_pos: int, need_end: int) -> int:
+    def need(self, resume: Resumable, resume_pos: int, need_end: int) -> int:
         """Record that input ended inside a leaf; return NEED."""
         self.resume = resume
         self.resume_pos = resume_pos
@@ -68,7 +78,7 @@ class MatchState:
         self.commit_events = len(self.events)
         return NEED
 
-    def hold_back(self, resume: Expr, start: int, events_at_start: int) -> int:
+    def hold_back(self, resume: Resumable, start: int, events_at_start: int) -> int:
         """Record that a frame cannot commit past its start: its events are not certain yet."""
         self.resume = resume
         self.resume_pos = start

@@ -1,17 +1,17 @@
-"""Start a corpus run, evaluate one template of it, and close it with the comparison.
+"""Evaluate one template of a corpus run, and close the run with the comparison.
 
-A run fans out one Celery task per active template (a group) with a chord that closes the
-run once every task has stored its result. Tasks never raise: a template that breaks the
-analyzer gets an error row, so the chord always fires.
+`lab.corpus.launch` starts a run: it fans out one Celery task per active template (a
+group) with a chord that closes the run once every task has stored its result.
+Tasks never raise: a template that breaks the analyzer gets an error row, so the chord
+always fires.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from functools import partial
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -21,39 +21,6 @@ from lab.corpus.diffs import diff_runs
 from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
 
 log = logging.getLogger(__name__)
-
-
-def start_run(trigger: str = "command") -> CorpusRun:
-    """Create a run over every active template and launch it once the row is committed."""
-    run = CorpusRun.objects.create(
-        analyzer_version=engine.analyzer_version(),
-        trigger=trigger,
-        total=CorpusTemplate.objects.filter(active=True).count(),
-    )
-    transaction.on_commit(partial(launch, run.pk))
-    return run
-
-
-def launch(run_id: int) -> None:
-    """Queue one task per active template, and the chord callback that closes the run."""
-    from celery import chord
-
-    from lab.corpus.tasks import close_run_task, evaluate_entry_task
-
-    entries = list(CorpusTemplate.objects.filter(active=True).values_list("pk", flat=True))
-    if not entries:
-        close_run(run_id)
-        return
-    try:
-        header = [evaluate_entry_task.si(run_id, entry) for entry in entries]
-        chord(header)(close_run_task.si(run_id))
-    except Exception as exc:  # noqa: BLE001 - broker down: say so on the run, not in a log
-        log.exception("corpus: could not queue run %s", run_id)
-        CorpusRun.objects.filter(pk=run_id).update(
-            status=CorpusRun.Status.FAILED,
-            finished_at=timezone.now(),
-            note=f"could not queue the tasks ({type(exc).__name__}: {exc}); is Redis running?",
-        )
 
 
 def mark_running(run_id: int) -> None:

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from lab.corpus import payloads, queries, runs
+from lab.corpus import launch, payloads, queries
 from lab.corpus.diffs import RunDiff, diff_runs, visible
 from lab.corpus.models import CorpusResult, CorpusRun
 
@@ -65,7 +65,7 @@ def run_progress(request: HttpRequest, pk: int) -> HttpResponse:
 def start_run(request: HttpRequest) -> HttpResponse:
     """Start a run over every active template (the dashboard's button)."""
     with transaction.atomic():
-        run = runs.start_run("dashboard")
+        run = launch.start_run("dashboard")
     return redirect(run)
 
 

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from lab.analyses.models import Analysis
-from lab.corpus import entries, runs
+from lab.corpus import entries, launch, runs
 from lab.corpus.diffs import compare, diff_runs
 from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
 
@@ -38,7 +38,7 @@ def run_now(django_capture_on_commit_callbacks: Any) -> Callable[[], CorpusRun]:
 
     def start() -> CorpusRun:
         with django_capture_on_commit_callbacks(execute=True):
-            run = runs.start_run("test")
+            run = launch.start_run("test")
         run.refresh_from_db()
         return run
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from lab.corpus import entries, manifest, runs
+from lab.corpus import entries, launch, manifest
 from lab.corpus.models import CorpusRun
 
 
@@ -59,7 +59,7 @@ class Command(BaseCommand):
 
     def run(self, options: dict[str, Any]) -> None:
         with transaction.atomic():
-            run = runs.start_run("command")
+            run = launch.start_run("command")
         self.stdout.write(f"run {run.pk}: {run.total} template(s), analyzer {run.analyzer_version}")
         if not options["wait"]:
             return
