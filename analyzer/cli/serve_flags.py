@@ -11,6 +11,7 @@ from typing import Any
 from analyzer.analysis.pipeline import analyze
 from analyzer.canonical import to_jsonable
 from analyzer.checks.serve import EngineAdvice, serve_advice
+from analyzer.checks.structural_tag import StructuralTag, check_structural_tag, structural_tag
 from analyzer.cli.main import load_template_argument
 
 
@@ -31,14 +32,40 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print each engine's flags; exit status 1 if some engine has no fitting parser."""
     path = "chat_template.jinja" if str(args.file) == "-" else str(args.file)
-    analysis = analyze(load_template_argument(args.file, args.template_name))
+    template = load_template_argument(args.file, args.template_name)
+    analysis = analyze(template)
     advice = serve_advice(analysis, template_path=path)
+    tag = structural_tag(template, analysis)
+    check = check_structural_tag(template, analysis)
+    verdict = "" if check is None else check.describe()
     if args.json:
-        sys.stdout.write(json.dumps([advice_json(a) for a in advice], ensure_ascii=False,
-                                    indent=2) + "\n")
+        data = {"engines": [advice_json(a) for a in advice],
+                "structural_tag": tag_json(tag, verdict)}
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     else:
         sys.stdout.write("\n".join(format_advice(a) for a in advice))
+        sys.stdout.write("\n" + format_tag(tag, verdict))
     return 0 if all(a.ok for a in advice) else 1
+
+
+def tag_json(tag: StructuralTag, verdict: str) -> dict[str, Any]:
+    """The structural tag (or why there is none) and llguidance's verdict on a real call."""
+    if not tag.available:
+        return {"available": False, "problem": tag.problem}
+    return {"available": True, "response_format": tag.to_dict(), "note": tag.note,
+            "llguidance_check": verdict}
+
+
+def format_tag(tag: StructuralTag, verdict: str) -> str:
+    """The structural tag block of the readable report."""
+    head = "Structural tag (response_format for SGLang and vLLM; example tool get_weather)"
+    if not tag.available:
+        return f"{head}\n  none: {tag.problem}\n"
+    lines = [head, "  " + json.dumps(tag.to_dict(), ensure_ascii=False),
+             f"  llguidance, on the template's own render of a get_weather call: {verdict}"]
+    if tag.note:
+        lines.append(f"  note: {tag.note}")
+    return "\n".join(lines) + "\n"
 
 
 def advice_json(advice: EngineAdvice) -> dict[str, Any]:

@@ -31,6 +31,17 @@ def test_a_format_no_parser_reads_exits_1_and_says_why(
 
 def test_json_lists_the_advice_per_engine(capsys: pytest.CaptureFixture[str]) -> None:
     main(["serve-flags", str(FORMATS / "tools_tagged.jinja"), "--json"])
-    advice = {a["engine"]: a for a in json.loads(capsys.readouterr().out)}
+    data = json.loads(capsys.readouterr().out)
+    advice = {a["engine"]: a for a in data["engines"]}
+    assert data["structural_tag"]["available"] is False  # tagged arguments are not JSON
     assert advice["vllm"]["tool_parser"] == "qwen3_coder" and advice["vllm"]["ok"] is True
     assert advice["sglang"]["command_line"].endswith("--tool-call-parser qwen3_coder")
+
+
+def test_a_json_call_format_prints_its_structural_tag_checked(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    main(["serve-flags", str(FORMATS / "tools_json_native.jinja"), "--json"])
+    tag = json.loads(capsys.readouterr().out)["structural_tag"]
+    assert tag["available"] and tag["llguidance_check"] == "accepted"
+    structure = tag["response_format"]["structures"][0]
+    assert "get_weather" in structure["begin"] and structure["schema"]["type"] == "object"
