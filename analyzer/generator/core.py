@@ -17,6 +17,7 @@ from analyzer.generator.tools_tag_json import tag_json_calls
 from analyzer.generator.tools_tagged import tagged_calls
 from analyzer.handlers import choose_handler, handler_grammar
 from analyzer.model import Analysis, ToolFormat
+from analyzer.parsing.deviations import Deviation, collected, in_output
 from analyzer.parsing.mapper import to_message
 from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
@@ -64,7 +65,8 @@ class GeneratedParser:
             raise p.PegParseError(text=output, offset=exc.offset - len(tail),
                                   expected=exc.expected, rule=exc.rule) from None
         problems = tuple(problem.shifted(tail) for problem in result.problems)
-        return ParseReport(to_message(result), problems)
+        deviations = in_output(collected(result.problems, result.notices), tail)
+        return ParseReport(to_message(result), problems, deviations)
 
     def stream(self) -> OutputStream:
         """Start parsing an output chunk by chunk."""
@@ -73,16 +75,20 @@ class GeneratedParser:
 
 @dataclass(frozen=True)
 class ParseReport:
-    """A parsed message, and where text was kept as text although a marker promised more
-    (a call marker that starts no valid call): positions in the output."""
+    """A parsed message, where text was kept as text although a marker promised more (a call
+    marker that starts no valid call), and every deviation: positions in the output."""
 
     message: Message
     problems: tuple[p.ParseProblem, ...] = ()
+    # Every departure from the template's form, in output order (problems included, as
+    # malformed calls kept as content); a clean output has none.
+    deviations: tuple[Deviation, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return the canonical JSON form."""
         return {"message": self.message.to_dict(),
-                "problems": [problem.to_dict() for problem in self.problems]}
+                "problems": [problem.to_dict() for problem in self.problems],
+                "deviations": [deviation.to_dict() for deviation in self.deviations]}
 
 
 class OutputStream:
@@ -115,6 +121,11 @@ class OutputStream:
     def problems(self) -> tuple[p.ParseProblem, ...]:
         """Return where text was kept as text so far (positions in the output)."""
         return tuple(problem.shifted(self.tail) for problem in self.stream.problems)
+
+    @property
+    def deviations(self) -> tuple[Deviation, ...]:
+        """Return where the output departs from the template's form so far (in the output)."""
+        return in_output(self.stream.deviations, self.tail)
 
 
 def generate_parser(

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from analyzer.parsing.deviations import Deviation, collected
 from analyzer.parsing.mapper import Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.peg import Expr, ParseProblem, Parser
@@ -144,6 +145,13 @@ class StreamParser:
         A problem is listed once the rest of its line has arrived (or the stream finished),
         so that it quotes the same text as a one-shot parse does."""
         return tuple(self.watch.found)
+
+    @property
+    def deviations(self) -> tuple[Deviation, ...]:
+        """Return where the output departs from the template's form (so far), in order.
+
+        Like problems, each is listed once the rest of its line has arrived."""
+        return collected(self.watch.found, self.watch.notices)
 
     def _emit(self, events: list[Event]) -> list[Delta]:
         """Map final events to deltas (and note the problems among them)."""
