@@ -21,6 +21,7 @@ from analyzer.parsing.deviations import Deviation, collected, in_output
 from analyzer.parsing.mapper import to_message
 from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
+from analyzer.parsing.recovery import recovered_events
 from analyzer.parsing.stream import Delta, StreamParser
 
 ToolBuilder = Callable[[Build, Sequence[Mapping[str, Any]]], CallGrammar]
@@ -56,14 +57,9 @@ class GeneratedParser:
     def parse_report(self, output: str, *, partial: bool = False) -> ParseReport:
         """Parse a model output; also say where text was kept as text and why."""
         tail = self.prompt.tail
-        try:
-            result = self.parser.parse(tail + output, partial)
-        except p.PegParseError as exc:
-            if not tail or exc.offset < len(tail):
-                raise
-            # Report the position in the output, not in the prompt's tail read before it.
-            raise p.PegParseError(text=output, offset=exc.offset - len(tail),
-                                  expected=exc.expected, rule=exc.rule) from None
+        text = tail + output
+        events, complete = recovered_events(self.parser.start, text, partial)
+        result = p.ParseResult(text=text, events=tuple(events), complete=complete)
         problems = tuple(problem.shifted(tail) for problem in result.problems)
         deviations = in_output(collected(result.problems, result.notices), tail)
         return ParseReport(to_message(result), problems, deviations)
@@ -100,10 +96,7 @@ class OutputStream:
         self.tail = tail
 
     def feed(self, chunk: str) -> list[Delta]:
-        """Add a chunk of output; return the deltas that became certain.
-
-        A PegParseError's position counts the prompt's tail read first: `exc.shifted(tail)`
-        places it in the output."""
+        """Add a chunk of output; return the deltas that became certain."""
         text, self.pending = self.pending + chunk, ""
         return self.stream.feed(text)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from analyzer.peg.errors import caret_context, line_and_column
 from analyzer.peg.expressions import Expr, resumed
 from analyzer.peg.roles import Role
-from analyzer.peg.state import NEED, Event, MatchState
+from analyzer.peg.state import FAIL, Event, MatchState
 
 FOUND_SHOWN = 40  # how much of the departing text a notice quotes
 
@@ -41,7 +41,10 @@ class Notice:
 
 
 class Noted(Expr):
-    """Match item; when it matches, record a DEVIATION event over what it matched."""
+    """Match item; when it matches, record a DEVIATION event where it starts.
+
+    The event goes in before item runs, so it is final as soon as anything inside is (a
+    stream that commits inside item has already noted it)."""
 
     __slots__ = ("item", "note")
 
@@ -51,11 +54,16 @@ class Noted(Expr):
 
     def match(self, st: MatchState, pos: int) -> int:
         before = len(st.events)
+        st.events.append((Role.DEVIATION, pos, pos, 0, self.note))
         end = self.item.match(st, pos)
-        if end >= 0:
-            st.events.insert(before, (Role.DEVIATION, pos, end, 0, self.note))
-        elif end == NEED and st.resume_pos == pos:
+        if end == FAIL:
+            del st.events[before:]
+        elif end >= 0:
+            st.events[before] = (Role.DEVIATION, pos, end, 0, self.note)
+        elif st.resume_pos == pos:
             # Rerun from here with the note still attached (nothing inside became final).
+            del st.events[before:]
+            st.commit_events = min(st.commit_events, before)
             st.resume = self if st.resume is self.item else Noted(resumed(st), self.note)
         return end
 
@@ -76,14 +84,22 @@ def shown(text: str) -> str:
     return "`" + text[:FOUND_SHOWN].replace("\n", "\\n") + "`"
 
 
+def found_at(text: str, start: int) -> str:
+    """Quote what stands at start: up to FOUND_SHOWN characters, up to the line's end (so a
+    stream, which settles a notice once its line is complete, quotes the same)."""
+    snippet = text[start : start + FOUND_SHOWN]
+    newline = snippet.find("\n")
+    return shown(snippet[: newline + 1] if newline >= 0 else snippet)
+
+
 def notice_of(event: Event, text: str, origin: tuple[int, int, int] = (0, 1, 1)) -> Notice:
     """Describe a DEVIATION event; origin is (offset, line, column) of text[0] in the input."""
-    _, start, end, _, note = event
+    _, start, _, _, note = event
     base_offset, base_line, base_column = origin
     line, column = line_and_column(text, start)
     return Notice(note, base_offset + start, base_line + line - 1,
                   base_column + column - 1 if line == 1 else column,
-                  shown(text[start:end]), caret_context(text, start))
+                  found_at(text, start), caret_context(text, start))
 
 
 def notices_of(events: tuple[Event, ...] | list[Event], text: str,

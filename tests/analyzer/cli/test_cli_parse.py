@@ -108,15 +108,17 @@ def test_a_missing_output_file_is_a_clear_error(tmp_path: Path,
     assert status == 2 and "none.txt: cannot read the file" in err
 
 
-def test_an_output_that_does_not_parse_shows_where(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_malformed_output_exits_zero_and_says_where(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "output.txt"
     output.write_text('<function=get_weather>{"city": }</function>', encoding="utf-8")
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(TOOLS), encoding="utf-8")
-    status, _, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
-                         "--tools", str(tools))
-    assert status == 2 and "expected" in err and "^" in err
+    status, out, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
+                           "--tools", str(tools))
+    assert status == 0 and json.loads(out)["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert err.startswith("deviation: line 1, column 32 (offset 31): malformed_call: expected ")
+    assert err.rstrip().endswith(" " * 31 + "^")
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -16,7 +16,7 @@ def test_a_noted_match_records_its_note_its_place_and_what_was_found() -> None:
     notice = notices[0]
     assert notice.note == Note("repeated_reasoning_start", "accepted", "one `<think>`")
     assert (notice.offset, notice.line, notice.column) == (0, 1, 1)
-    assert notice.found == "`<think>`" and notice.context == "<think>hello\n^"
+    assert notice.found == "`<think>hello`" and notice.context == "<think>hello\n^"
 
 
 def test_no_match_no_note() -> None:
