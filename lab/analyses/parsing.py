@@ -276,7 +276,8 @@ def _parse_options(options: ParserOptions) -> ParseOptions:
 
 def parse_report(result_json: str, options: ParserOptions, output: str,
                  partial: bool = False) -> dict[str, Any]:
-    """Parse a whole model output: the OpenAI message and where text stayed text.
+    """Parse a whole model output: the OpenAI message, where text stayed text, and every
+    deviation from the template's form ({"message", "problems", "deviations"}).
 
     Raises AnalyzerError when no parser can be generated or the output cannot be read (a
     PegParseError carries offset, line, column and the failing line with a caret).
@@ -290,7 +291,8 @@ def stream_events(result_json: str, options: ParserOptions, output: str,
     """Feed the output `chunk` characters at a time; yield each delta, then the final report.
 
     Events are {"type": "delta", "delta": {...}}, then {"type": "done", "message": {...},
-    "problems": [...]}, or {"type": "error", "error": {...}} if the parse stops.
+    "problems": [...], "deviations": [...]}, or {"type": "error", "error": {...}} if the
+    parse stops.
     """
     parser = generate_parser(analysis_from_json(result_json), _parse_options(options))
     stream = parser.stream()
@@ -303,7 +305,8 @@ def stream_events(result_json: str, options: ParserOptions, output: str,
         yield {"type": "error", "error": error_payload(exc)}
         return
     yield {"type": "done", "message": stream.message().to_dict(),
-           "problems": [problem.to_dict() for problem in stream.problems]}
+           "problems": [problem.to_dict() for problem in stream.problems],
+           "deviations": [deviation.to_dict() for deviation in stream.deviations]}
 
 
 def error_payload(exc: AnalyzerError) -> dict[str, Any]:
