@@ -65,6 +65,9 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     """Capture content up to the tool calls, leaving structural markers out."""
     triggers = calls.triggers if calls is not None else ()
     nested = reasoning_block(b, None, None) if b.extracting and b.reasoning_start else None
+    if nested is not None:  # reasoning after some content: read as reasoning, and noted
+        nested = p.noted(nested, "content_around_reasoning", "accepted",
+                         "reasoning before the content")
     at_stop = first_of(nested, dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls))
     stops = (*triggers, *b.structural, *b.stray_reasoning)
     if nested is not None:
