@@ -145,6 +145,20 @@ def test_calls_inside_unclosed_reasoning_end_it_and_are_noted() -> None:
     assert quoted.message.tool_calls == () and quoted.deviations == ()
 
 
+def test_an_end_of_sequence_text_ending_the_output_is_dropped_and_noted() -> None:
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    clean = report("tools_json_native", output)
+    ended = report("tools_json_native", output + "<|endoftext|>\n")
+    assert ended.message == clean.message and clean.deviations == ()
+    assert kinds(ended) == [("trailing_eos", "dropped")]
+    assert ended.deviations[0].found == "`<|endoftext|>\\n`"
+
+
+def test_an_end_of_sequence_text_inside_the_output_stays_content() -> None:
+    result = report("think_tag_based", "Use </s> to end a sequence.")
+    assert result.message.content == "Use </s> to end a sequence." and result.deviations == ()
+
+
 def test_a_turn_header_after_the_reasoning_end_is_not_content() -> None:
     analysis = analysis_of("think_tag_based")
     solar_like = dataclasses.replace(
