@@ -302,7 +302,7 @@ def repeated_reasoning_start(ctx: Context) -> Perturbed | None:
 
 def reasoning_label_missing(ctx: Context) -> Perturbed | None:
     """A reasoning opener rendered as a special token plus a fixed label, the label left out."""
-    base = ctx.bases.get("reasoning")
+    base = ctx.bases.get("reasoning") or ctx.bases.get("reasoning-call")
     start = ctx.subject.analysis.reasoning.start
     found = LABELLED_OPENER.fullmatch(start.strip())
     if base is None or found is None or start.strip() not in base.rendered.output:

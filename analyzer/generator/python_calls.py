@@ -1,19 +1,22 @@
 """Python-style call lists: `[f(a=1, b='x'), g(c=[1, {'d': None}])]`.
 
 A model writes such calls as Python source, so every argument value is read as a Python
-literal (single- or double-quoted strings with escapes, ints, floats, True/False/None, nested
+literal (python_literals.py: quoted strings with escapes, numbers, True/False/None, nested
 dicts and lists), whatever way the template happens to print values. Copying the template's
 own printing instead fails on real output: a template that prints strings bare gives no
 closing marker (the value would swallow the rest of the list), and one that quotes every
 value puts the quote into the marker before the value (a literal without it reads as nothing).
-The mapper rewrites each complete literal as JSON.
 """
 
 from __future__ import annotations
 
 from analyzer import peg as p
 from analyzer.generator.build import spaced
+from analyzer.generator.python_literals import PythonLiteral, PythonLiteralDialect
 from analyzer.model import Analysis, ToolFormat
+from analyzer.peg import Role
+
+DIALECT = PythonLiteralDialect()
 
 
 def is_python_call_list(analysis: Analysis) -> bool:
@@ -28,5 +31,5 @@ def is_python_call_list(analysis: Analysis) -> bool:
 
 def python_argument(key: p.Expr) -> p.Expr:
     """Match `key = literal`; once the `=` is read the value is settled (it may stream)."""
-    value = p.space() + p.arg_json_value(p.json_value(python=True))
+    value = p.space() + p.capture(Role.ARG_JSON_VALUE, PythonLiteral(), DIALECT)
     return p.arg_name(key) + spaced("=") + p.commit() + value
