@@ -550,6 +550,7 @@ class KindCount:
 
     perturbation: str
     passed: int = 0
+    message_right: int = 0  # the expected message, whatever the deviations said
     failed: int = 0
     whole_message_failed: int = 0
     skipped: int = 0
@@ -562,10 +563,17 @@ def case_table(results: Iterable[Robustness]) -> tuple[KindCount, ...]:
         old = counts[case.perturbation]
         counts[case.perturbation] = replace(
             old, passed=old.passed + (case.outcome == Outcome.PASS),
+            message_right=old.message_right + message_right(case),
             failed=old.failed + (case.outcome == Outcome.FAIL),
             whole_message_failed=old.whole_message_failed + case.whole_message_failed,
             skipped=old.skipped + (case.outcome == Outcome.SKIP))
     return tuple(counts.values())
+
+
+def message_right(case: RobustnessCase) -> bool:
+    """Tell whether an applicable case gave the expected message (deviations aside)."""
+    return case.outcome != Outcome.SKIP and \
+        all(d.startswith("deviations:") for d in case.differences)
 
 
 def pass_rate(results: Iterable[Robustness]) -> tuple[int, int]:

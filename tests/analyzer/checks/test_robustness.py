@@ -168,7 +168,8 @@ def corpus_results() -> tuple[Robustness, ...]:
 
 def format_table(results: tuple[Robustness, ...]) -> str:
     passed, total = pass_rate(results)
-    rows = [f"{k.perturbation:32} pass {k.passed:3}  fail {k.failed:3}  "
+    rows = [f"{k.perturbation:32} pass {k.passed:3}  message right {k.message_right:3}  "
+            f"fail {k.failed:3}  "
             f"whole-message {k.whole_message_failed:3}  n/a {k.skipped:3}"
             for k in case_table(results)]
     return "\n".join([f"robustness over {len(results)} templates: {passed}/{total} cases pass",
