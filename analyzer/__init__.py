@@ -32,6 +32,7 @@ from analyzer.generator import (
     parse_output,
 )
 from analyzer.model import Analysis, DiffSplit, Segment
+from analyzer.parsing.deviations import Deviation, DeviationAction, DeviationKind
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.stream import Accumulator, Delta, StreamParser
@@ -49,6 +50,9 @@ from analyzer.version import ANALYZER_VERSION
 __all__ = [
     "Accumulator",
     "Delta",
+    "Deviation",
+    "DeviationAction",
+    "DeviationKind",
     "GeneratedParser",
     "Message",
     "ParseOptions",

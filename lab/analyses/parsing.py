@@ -15,6 +15,7 @@ from analyzer.canonical import analysis_from_json
 from analyzer.errors import AnalyzerError
 from analyzer.gbnf import build_tool_grammar
 from analyzer.generator import OutputStream, generate_parser
+from analyzer.parsing.deviations import Deviation
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.stream import Delta
 from analyzer.peg import PegParseError
@@ -80,6 +81,19 @@ class ParseProblem:
 
 
 @dataclass(frozen=True)
+class DeviationView:
+    """Where the output departs from the template's form, and what the parser did with it."""
+
+    kind: str
+    action: str  # accepted, kept_as_content or dropped
+    message: str  # where, what was expected, what was found, what was done
+    offset: int
+    line: int
+    column: int
+    context: str  # the line with a caret under the offset
+
+
+@dataclass(frozen=True)
 class LiveState:
     """What the streaming parser has made of the text so far."""
 
@@ -90,6 +104,7 @@ class LiveState:
     # Markers kept as text because no valid call followed, then the error that stopped the
     # parse, if one did.
     problems: tuple[ParseProblem, ...] = ()
+    deviations: tuple[DeviationView, ...] = ()  # in output order
 
 
 class LiveParser:
@@ -147,7 +162,13 @@ class LiveParser:
             tool_calls=calls,
             delta_count=self._delta_count,
             problems=kept + ((self.error,) if self.error is not None else ()),
+            deviations=tuple(_view(d) for d in self._stream.deviations),
         )
+
+
+def _view(deviation: Deviation) -> DeviationView:
+    return DeviationView(str(deviation.kind), str(deviation.action), deviation.message,
+                         deviation.offset, deviation.line, deviation.column, deviation.context)
 
 
 def _kept_as_text(problem: peg.ParseProblem) -> ParseProblem:
