@@ -16,8 +16,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from analyzer.analysis.diff import is_marker
 from analyzer.analysis.pipeline import analyze, compiled
@@ -36,11 +35,10 @@ from analyzer.checks.verify import (
     required_kwargs,
 )
 from analyzer.errors import AnalyzerError
-from analyzer.generator import generate_parser
-from analyzer.generator.core import ParseReport
+from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.generator.python_calls import is_python_call_list
 from analyzer.model import Analysis, ToolFormat
-from analyzer.parsing.deviations import DeviationKind
+from analyzer.parsing.deviations import Deviation, DeviationKind
 from analyzer.parsing.message import Message
 from analyzer.parsing.stream import accumulate
 from analyzer.render.loading import TemplateSource, load_template_text
@@ -132,7 +130,6 @@ class Robustness:
     analyzer_version: str
     template_sha256: str
     cases: tuple[RobustnessCase, ...]
-    deviations_reported: bool  # False: this parser does not report deviations yet
 
     @property
     def checked(self) -> tuple[RobustnessCase, ...]:
@@ -164,7 +161,7 @@ def check_robustness(template: TemplateSource | str, *, analysis: Analysis | Non
     subject = Subject(analysis, chat, required_kwargs(chat, analysis))
     context = Context(subject, source, rendered_bases(subject))
     cases = tuple(run_case(context, p, seed) for p in PERTURBATIONS)
-    return Robustness(ANALYZER_VERSION, source.sha256, cases, reports_deviations())
+    return Robustness(ANALYZER_VERSION, source.sha256, cases)
 
 
 def rendered_bases(subject: Subject) -> dict[str, Base]:
@@ -210,14 +207,14 @@ def parse_both(context: Context, perturbed: Perturbed,
         return None, (), f"the whole message failed: {type(exc).__name__}: {exc}"
     except Exception as exc:  # noqa: BLE001 - a crashing parser is a finding, not a stop
         return None, (), f"the whole message failed: internal error: {type(exc).__name__}: {exc}"
-    kinds = deviation_kinds(report)
+    kinds = kinds_of(report.deviations)
     if streamed != report.message or stream_kinds != kinds:
         return report.message, kinds, (f"streaming differs from one-shot: {streamed.to_dict()} "
                                        f"{list(stream_kinds)}")
     return report.message, kinds, ""
 
 
-def streamed_message(parser: Any, output: str,
+def streamed_message(parser: GeneratedParser, output: str,
                      rng: random.Random) -> tuple[Message, tuple[str, ...]]:
     """Stream the output in random chunks (1 to 8 characters); return the message built."""
     stream = parser.stream()
@@ -227,17 +224,12 @@ def streamed_message(parser: Any, output: str,
         deltas += stream.feed(output[at:at + step])
         at += step
     deltas += stream.finish()
-    return accumulate(deltas), deviation_kinds(stream)
+    return accumulate(deltas), kinds_of(stream.deviations)
 
 
-def deviation_kinds(report: Any) -> tuple[str, ...]:
-    """The kinds a parse reported (none where the parser does not report deviations yet)."""
-    return tuple(sorted(str(d.kind) for d in getattr(report, "deviations", ())))
-
-
-def reports_deviations() -> bool:
-    """Tell whether parse results carry deviations (the deviations plumbing landed)."""
-    return "deviations" in {f.name for f in fields(ParseReport)}
+def kinds_of(deviations: Iterable[Deviation]) -> tuple[str, ...]:
+    """The kinds of the deviations a parse reported, sorted."""
+    return tuple(sorted(str(d.kind) for d in deviations))
 
 
 # --- where things are in a rendered output --------------------------------------------------
