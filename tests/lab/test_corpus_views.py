@@ -259,8 +259,10 @@ def test_the_result_page_shows_cases_with_their_differences(client: Client) -> N
             }
         ]
     }
-    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification)}})
+    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification),
+                                            "robustness_passed": 4, "robustness_total": 9}})
     page = client.get(f"/corpus/results/{run.results.get().pk}/").content.decode()
+    assert "4/9 perturbation cases give the expected message and deviation" in page
     assert 'id="case-call"' in page
     assert "content: expected &#x27;&#x27;, actual &#x27;&lt;call&gt;&#x27;" in page
 
