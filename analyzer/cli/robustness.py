@@ -20,7 +20,7 @@ from analyzer.checks.robustness import (
     robustness_to_json,
 )
 from analyzer.checks.verify import Outcome
-from analyzer.render.loading import load_template_file
+from analyzer.cli.main import load_template_argument
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
                     "expected message and reports the expected deviation, one-shot and "
                     "streamed in random chunks.")
     parser.add_argument("file", type=Path, help="template: .jinja, chat_template.json or "
-                                                "tokenizer_config.json")
+                                                "tokenizer_config.json (- reads standard input)")
     parser.add_argument("--template-name", default=None, help="named template to check")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random stream chunks")
     parser.add_argument("--json", action="store_true", help="print canonical JSON")
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the file and print the table or the JSON."""
     try:
-        source = load_template_file(args.file, template_name=args.template_name)
+        source = load_template_argument(args.file, args.template_name)
     except OSError as exc:
         print(f"error: {args.file}: cannot read the file ({exc.strerror})", file=sys.stderr)
         return 2
