@@ -478,6 +478,24 @@ def missing_call_close(ctx: Context) -> Perturbed | None:
     return perturb(base, cut(base.rendered.output, closing, last=True))
 
 
+def python_spelling(ctx: Context) -> Perturbed | None:
+    """A Python call list spelled another valid way: the other quotes, the other spacing
+    after commas. Python reads both the same, so this is no deviation at all."""
+    base = ctx.bases.get("call-two-args")
+    if base is None or not is_python_call_list(ctx.subject.analysis):
+        return None
+    output = base.rendered.output
+    at = call_start(ctx.subject.analysis, output)
+    call_text = output[at:]
+    if "'hotels'" in call_text:
+        call_text = re.sub(r"'(hotels|Paris)'", r'"\1"', call_text)
+    else:
+        call_text = re.sub(r'"(hotels|Paris)"', r"'\1'", call_text)
+    spaced = ", " in call_text
+    call_text = call_text.replace(", ", ",") if spaced else call_text.replace(",", ", ")
+    return perturb(base, output[:at] + call_text)
+
+
 def undeclared_function(ctx: Context) -> Perturbed | None:
     """A call of a function the request does not declare: it stays content, verbatim."""
     base = ctx.bases.get("call")
@@ -527,6 +545,7 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation("missing-namespace", (K.MISSING_NAMESPACE,), missing_namespace),
     Perturbation("missing-parameter-close", (K.MISSING_CLOSE,), missing_parameter_close),
     Perturbation("missing-call-close", (K.MISSING_CLOSE,), missing_call_close),
+    Perturbation("python-spelling", (), python_spelling),
     Perturbation("undeclared-function", (K.UNKNOWN_FUNCTION,), undeclared_function,
                  accepted=False),
     Perturbation("tool-syntax-in-closed-reasoning", (), tool_syntax_in_closed_reasoning,

@@ -203,3 +203,12 @@ def test_every_tool_capable_format_template_renders_its_bases() -> None:
         assert context.subject.analysis.tools.format.mode != ToolFormat.NONE
         assert "call" in context.bases, name
         assert context.bases["call"].expected.tool_calls != Message().tool_calls
+
+
+def test_a_python_call_list_spelled_another_valid_way_is_no_deviation() -> None:
+    case = case_of("tools_python_call", "python-spelling")
+    assert base_output("tools_python_call", "call-two-args") == \
+        "<|tool_call_start|>[search_records(query='hotels', city='Paris')]<|tool_call_end|>"
+    assert case.output == \
+        '<|tool_call_start|>[search_records(query="hotels",city="Paris")]<|tool_call_end|>'
+    assert case.outcome == Outcome.PASS, case.differences
