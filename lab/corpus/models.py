@@ -132,6 +132,9 @@ class CorpusResult(models.Model):
     grammar = models.CharField(max_length=4, choices=Verdict.choices, blank=True)
     vectors_total = models.PositiveIntegerField(default=0)
     vectors_passed = models.PositiveIntegerField(default=0)
+    # The perturbation corpus (analyzer.checks.robustness): cases that fit the template.
+    robustness_passed = models.PositiveIntegerField(default=0)
+    robustness_total = models.PositiveIntegerField(default=0)
     analysis_ms = models.FloatField(null=True, blank=True)
     verify_ms = models.FloatField(null=True, blank=True)
     verification_json = models.TextField(blank=True)  # analyzer.checks.verify's canonical JSON
@@ -189,6 +192,8 @@ SUMMARY_FIELDS = (
     "grammar",
     "vectors_total",
     "vectors_passed",
+    "robustness_passed",
+    "robustness_total",
     "analysis_ms",
     "verify_ms",
 )

@@ -85,9 +85,11 @@ def test_the_dashboard_without_runs_says_how_to_start(client: Client) -> None:
 def test_the_dashboard_shows_one_row_per_template_of_the_newest_run(client: Client) -> None:
     entries = make_entries(3)
     make_run(entries)
-    newest = make_run(entries, **{"tpl-001": {"tool_format": "TAG_WITH_TAGGED"}})
+    newest = make_run(entries, **{"tpl-001": {"tool_format": "TAG_WITH_TAGGED",
+                                              "robustness_passed": 3, "robustness_total": 11}})
     page = client.get("/corpus/").content.decode()
     assert f"Template corpus · run {newest.pk}" in page
+    assert ">Robustness</th>" in page and "<td>3/11</td>" in page
     assert page.count('data-name="tpl-') == 3
     assert "<td>TAG_WITH_TAGGED</td>" in page
     assert f'href="/corpus/results/{newest.results.get(name="tpl-001").pk}/"' in page
@@ -257,8 +259,10 @@ def test_the_result_page_shows_cases_with_their_differences(client: Client) -> N
             }
         ]
     }
-    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification)}})
+    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification),
+                                            "robustness_passed": 4, "robustness_total": 9}})
     page = client.get(f"/corpus/results/{run.results.get().pk}/").content.decode()
+    assert "4/9 perturbation cases give the expected message and deviation" in page
     assert 'id="case-call"' in page
     assert "content: expected &#x27;&#x27;, actual &#x27;&lt;call&gt;&#x27;" in page
 
