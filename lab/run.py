@@ -301,6 +301,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lab: {exc}", file=sys.stderr, flush=True)
         return 1
     finally:
+        _stop_broker_last(processes, owns_broker="REDIS_URL" not in os.environ)
+
+
+def _stop_broker_last(processes: list[subprocess.Popen[bytes]], owns_broker: bool) -> None:
+    # The worker acknowledges and hands back its unfinished messages on the way out; our own
+    # Valkey (started first) must still be there to take them.
+    if owns_broker and processes:
+        stop(processes[1:])
+        stop(processes[:1])
+    else:
         stop(processes)
 
 
