@@ -44,7 +44,8 @@ def time_pastes(url: str, source: str, runs: int) -> list[float]:
 
     times = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        chromium = playwright.chromium
+        browser = chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page()
         for run in range(runs + 1):  # the first warms the worker's imports up, not counted
             page.goto(url + "/")
