@@ -45,6 +45,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "lab.middleware.ContentSecurityPolicyMiddleware",
+    "lab.middleware.JsonErrorsMiddleware",
 ]
 
 ROOT_URLCONF = "lab.urls"

@@ -127,7 +127,7 @@ def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def api_run(request: HttpRequest, pk: int) -> JsonResponse:
-    """Return a run and all its rows as JSON."""
+    """Return a run and one page of its rows as JSON."""
     return JsonResponse(payloads.run_payload(get_object_or_404(CorpusRun, pk=pk), request))
 
 
