@@ -77,7 +77,8 @@ def main() -> None:
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
     print(
         f"{options.template}: paste -> results on screen over {len(times)} pastes: "
-        f"median {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"
+        f"median {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms "
+        f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
     )
 
 

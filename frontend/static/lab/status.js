@@ -7,8 +7,14 @@
   const RETRY_MS = 2000;
   const PENDING = ["queued", "running"];
 
-  function refresh(body) {
-    htmx.ajax("GET", body.dataset.statusRefresh, { target: body, swap: "outerHTML" });
+  // A finished analysis is a whole new page (results, parser, live box): loading it as a page
+  // lets the browser parse it natively, which is much faster than swapping it in with htmx.
+  function refresh(body, ended) {
+    if (ended) {
+      location.replace(body.dataset.statusRefresh);
+    } else {
+      htmx.ajax("GET", body.dataset.statusRefresh, { target: body, swap: "outerHTML" });
+    }
   }
 
   function watch(body) {
@@ -22,11 +28,11 @@
       if (message.type === "status" && !PENDING.includes(message.status) && !ended) {
         ended = true;
         socket.close();
-        refresh(body);
+        refresh(body, true);
       }
     });
     socket.addEventListener("close", () => {
-      if (!ended && document.body.contains(body)) setTimeout(() => refresh(body), RETRY_MS);
+      if (!ended && document.body.contains(body)) setTimeout(() => refresh(body, false), RETRY_MS);
     });
   }
 
