@@ -34,6 +34,10 @@ class CorpusTemplate(models.Model):
     filename = models.CharField(max_length=300, blank=True)
     template_name = models.CharField(max_length=200, blank=True)
     active = models.BooleanField(default=True, db_index=True)  # taken by the next run
+    # Where the entry comes from: "import:<absolute path>#<template name>" or
+    # "hub:<repo>/<file>#<template name>" (lab.corpus.entries.origin_key). Only the same origin
+    # may update an entry; None for entries made before keys existed (adopted by name).
+    origin_key = models.CharField(max_length=1000, unique=True, null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

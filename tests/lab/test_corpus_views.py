@@ -294,6 +294,26 @@ def test_the_run_json_has_every_row_with_links(client: Client) -> None:
     assert client.get("/corpus/api/runs/latest/").json()["id"] == run.pk
 
 
+def test_the_run_json_pages_its_rows(client: Client) -> None:
+    run = make_run(make_entries(5))
+    first = client.get(f"/corpus/api/runs/{run.pk}/?per_page=2").json()
+    assert [row["name"] for row in first["results"]] == ["tpl-000", "tpl-001"]
+    assert first["completed"] == 5
+    assert {k: first["page"][k] for k in ("number", "pages", "per_page", "count")} == {
+        "number": 1,
+        "pages": 3,
+        "per_page": 2,
+        "count": 5,
+    }
+    assert first["page"]["previous"] is None
+    assert first["page"]["next"].endswith(f"/corpus/api/runs/{run.pk}/?per_page=2&page=2")
+    last = client.get(f"/corpus/api/runs/{run.pk}/?per_page=2&page=3").json()
+    assert [row["name"] for row in last["results"]] == ["tpl-004"]
+    assert last["page"]["next"] is None and last["page"]["previous"].endswith("&page=2")
+    capped = client.get(f"/corpus/api/runs/{run.pk}/?per_page=100000").json()
+    assert capped["page"]["per_page"] == 500
+
+
 def test_the_diff_json_says_worse_for_ci(client: Client) -> None:
     entries = make_entries(2)
     base = make_run(entries)
