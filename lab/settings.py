@@ -131,6 +131,11 @@ LAB_HUB_CACHE_DIR = os.environ.get("LAB_HUB_CACHE_DIR") or None  # None: hugging
 LAB_ANALYSIS_TIME_LIMIT = int(os.environ.get("LAB_ANALYSIS_TIME_LIMIT", 120))
 # Address-space cap of each worker process, in MiB (0: none); see lab.limits.
 LAB_WORKER_MEMORY_MB = int(os.environ.get("LAB_WORKER_MEMORY_MB", 4096))
+# Each analysis runs in a child process killed past this wall clock (s) or extra memory (MiB).
+LAB_ANALYSIS_WALL_SECONDS = float(os.environ.get("LAB_ANALYSIS_WALL_SECONDS", 8))
+LAB_ANALYSIS_MEMORY_MB = int(os.environ.get("LAB_ANALYSIS_MEMORY_MB", 1024))
+# A stored result larger than this fails instead (the newline bomb once stored 60 MB).
+LAB_MAX_RESULT_BYTES = int(os.environ.get("LAB_MAX_RESULT_BYTES", 5_000_000))
 
 FILE_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_TEMPLATE_BYTES + 1
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * LAB_MAX_TEMPLATE_BYTES

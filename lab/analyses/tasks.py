@@ -47,13 +47,21 @@ def run_analysis(analysis_id: int) -> None:
     except Exception as exc:  # noqa: BLE001 - any crash must reach the page, not vanish
         _finish(analysis, started, error=f"internal error ({type(exc).__name__}): {exc}")
     else:
-        _finish(analysis, started, result_json=result_json)
+        _finish(analysis, started, result_json=result_json, error=_oversized(result_json))
+
+
+def _oversized(result_json: str) -> str:
+    """Say why a result is too large to store, or return ""."""
+    size, cap = len(result_json.encode("utf-8")), settings.LAB_MAX_RESULT_BYTES
+    if size <= cap:
+        return ""
+    return f"the analysis result is {size:,} bytes of JSON; the lab stores at most {cap:,} bytes"
 
 
 def _finish(analysis: Analysis, started: float, *, result_json: str = "", error: str = "") -> None:
     analysis.duration_ms = (time.perf_counter() - started) * 1000
     analysis.finished_at = timezone.now()
-    analysis.result_json = result_json
+    analysis.result_json = "" if error else result_json
     analysis.error = error
     analysis.status = Analysis.Status.FAILED if error else Analysis.Status.DONE
     analysis.save(update_fields=["duration_ms", "finished_at", "result_json", "error", "status"])

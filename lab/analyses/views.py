@@ -62,7 +62,7 @@ def _home(
         "upload_form": forms_.get("upload", UploadForm()),
         "upload_pick_form": forms_.get("upload_pick"),
         "hub_form": forms_.get("hub", HubForm()),
-        "recent": Analysis.objects.select_related("template")[:15],
+        "recent": Analysis.objects.listed()[:15],
     }
     template = "analyses/home.html"
     if request.htmx and forms_:
@@ -168,7 +168,7 @@ def template_detail(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
     context = {
         "template": template,
         "origins": template.origins.order_by("created_at"),
-        "analyses": template.analyses.all(),
+        "analyses": template.analyses.listed(),
         "siblings": api.sibling_templates(template),
         "current_version": engine.analyzer_version(),
     }
@@ -216,7 +216,7 @@ def _sibling_links(template: Template) -> list[tuple[str, str]]:
     """Name and link of each other template from the same file: its latest analysis, if any."""
     links = []
     for name, sibling in api.sibling_templates(template):
-        latest = sibling.analyses.first()
+        latest = sibling.analyses.listed().first()
         links.append((name, (latest or sibling).get_absolute_url()))
     return links
 
