@@ -90,6 +90,8 @@ class LiveState:
     # Markers kept as text because no valid call followed, then the error that stopped the
     # parse, if one did.
     problems: tuple[ParseProblem, ...] = ()
+    received: int = 0  # characters of text parsed
+    finished: bool = False  # parsed as complete (finish), not as a stream still open
 
 
 class LiveParser:
@@ -147,6 +149,8 @@ class LiveParser:
             tool_calls=calls,
             delta_count=self._delta_count,
             problems=kept + ((self.error,) if self.error is not None else ()),
+            received=len(self.text),
+            finished=self._finished,
         )
 
 
