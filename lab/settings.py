@@ -140,6 +140,16 @@ LAB_MAX_RESULT_BYTES = int(os.environ.get("LAB_MAX_RESULT_BYTES", 5_000_000))
 # 1 MiB websocket frame limit).
 LAB_LIVE_MAX_CHARS = int(os.environ.get("LAB_LIVE_MAX_CHARS", 100_000))
 
+# "pages": finished analysis pages, rendered once per web process (lab.analyses.page_cache).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "analysis-pages",
+        "OPTIONS": {"MAX_ENTRIES": 200},
+    },
+}
+
 FILE_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_TEMPLATE_BYTES + 1
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * LAB_MAX_TEMPLATE_BYTES
 

@@ -6,6 +6,7 @@ once (see base.html's htmx-config): 2xx and 422 (invalid form) swap, other error
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from lab.analyses import api, engine, intake, parsing, samples
+from lab.analyses import api, engine, intake, page_cache, parsing, samples
 from lab.analyses.forms import (
     HubForm,
     ParserOptionsForm,
@@ -185,13 +186,28 @@ def analyze_again(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
 @require_GET
 def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Show an analysis; while it runs, htmx polls this view for the body partial."""
-    analysis = get_object_or_404(Analysis.objects.select_related("template"), pk=pk)
+    # The result JSON (up to megabytes) is read only when the page is not cached.
+    analysis = get_object_or_404(Analysis.objects.listed(), pk=pk)
     if request.GET.get("format") == "json":
-        return JsonResponse(api.analysis_payload(analysis, request))
+        return JsonResponse(api.analysis_payload(_with_result(analysis), request))
     template = "analyses/analysis.html"
     if request.htmx:
         template += "#analysis-body"
-    return render(request, template, _analysis_context(analysis))
+    elif page_cache.is_immutable(analysis):
+        return page_cache.cached_page(request, analysis, partial(_render_analysis, request,
+                                                                 template, analysis))
+    return _render_analysis(request, template, analysis)
+
+
+def _with_result(analysis: Analysis) -> Analysis:
+    return Analysis.objects.select_related("template").get(pk=analysis.pk)
+
+
+def _render_analysis(
+    request: HttpRequest, template: str, analysis: Analysis, extra: dict[str, Any] | None = None
+) -> HttpResponse:
+    context = _analysis_context(_with_result(analysis))
+    return render(request, template, {**context, **(extra or {})})
 
 
 def _analysis_context(analysis: Analysis) -> dict[str, Any]:
