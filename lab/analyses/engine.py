@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
+import analyzer
 from analyzer.analysis.isolated import analyze_isolated
 from analyzer.errors import AnalyzerError, RenderLimitError
 from analyzer.render import loading
@@ -26,6 +27,7 @@ __all__ = [
     "analyzer_version",
     "load_named_templates",
     "load_pasted",
+    "verify_report",
 ]
 
 
@@ -90,3 +92,11 @@ def load_file(data: bytes, filename: str, template_name: str | None = None) -> T
     """Read one named chat template (the default one when no name is given) from a file."""
     loaded = loading.load_template_bytes(data, filename=filename, template_name=template_name)
     return within_analyzer_limit(loaded)
+
+
+def verify_report(template: Template, result_json: str) -> str:
+    """Round-trip a stored template through its analysis' parser and grammar: canonical JSON."""
+    from analyzer.checks.verify import verification_to_json, verify_template
+
+    analysis = analyzer.analysis_from_json(result_json)
+    return verification_to_json(verify_template(source_of(template), analysis=analysis))

@@ -67,6 +67,16 @@ class ProblemPayload(TypedDict):
     kept: str  # the marker kept as text; "" when the parse stopped here
 
 
+class DeviationPayload(TypedDict):
+    kind: str
+    action: str  # accepted, kept_as_content or dropped
+    message: str
+    offset: int
+    line: int
+    column: int
+    context: str  # the output's line with a caret line under it
+
+
 class StateMessage(TypedDict):
     """Server: the whole message parsed so far (after a reset, options, or a change that does
     not extend what the page has)."""
@@ -77,6 +87,7 @@ class StateMessage(TypedDict):
     tool_calls: list[ToolCallPayload]
     delta_count: int
     problems: list[ProblemPayload]
+    deviations: list[DeviationPayload]
     received: int  # characters of the box's text this state is of
     finished: bool
 
@@ -102,6 +113,7 @@ class DeltaMessage(TypedDict):
     content: NotRequired[str]
     tool_calls: NotRequired[list[ToolCallChange]]
     problems: NotRequired[list[ProblemPayload]]
+    deviations: NotRequired[list[DeviationPayload]]
 
 
 class UnavailableMessage(TypedDict):
@@ -152,6 +164,18 @@ def state_message(state: LiveState) -> StateMessage:
                 "kept": p.kept,
             }
             for p in state.problems
+        ],
+        "deviations": [
+            {
+                "kind": d.kind,
+                "action": d.action,
+                "message": d.message,
+                "offset": d.offset,
+                "line": d.line,
+                "column": d.column,
+                "context": d.context,
+            }
+            for d in state.deviations
         ],
         "received": state.received,
         "finished": state.finished,

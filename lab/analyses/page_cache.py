@@ -30,8 +30,10 @@ def is_immutable(analysis: Analysis) -> bool:
 
 
 def page_etag(analysis: Analysis) -> str:
-    """Name this page's content: the analysis and the code that renders it."""
-    return f'W/"analysis-{analysis.pk}-{engine.analyzer_version()}"'
+    """Name this page's content: the analysis, its template and the code that renders it."""
+    # The template's hash too: a database made anew may give the same id to another analysis.
+    sha = analysis.template.sha256[:16]
+    return f'W/"analysis-{analysis.pk}-{sha}-{engine.analyzer_version()}"'
 
 
 def cached_page(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +20,6 @@ pytestmark = pytest.mark.django_db
 
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 ANY_TOKEN = re.compile(r'(csrfmiddlewaretoken" value="|"X-CSRFToken": ")[^"]+"')
-
-
-@pytest.fixture(autouse=True)
-def empty_page_cache() -> Iterator[None]:
-    caches["pages"].clear()
-    yield
-    caches["pages"].clear()
 
 
 @pytest.fixture
@@ -76,7 +68,7 @@ def test_a_pending_page_is_neither_cached_nor_tagged(client: Client) -> None:
     analysis = Analysis.objects.create(template=template, analyzer_version="v", options_key="k")
     page = client.get(analysis.get_absolute_url())
     assert page.status_code == 200 and not page.has_header("ETag")
-    assert caches["pages"].get(f'W/"analysis-{analysis.pk}-{engine.analyzer_version()}"') is None
+    assert not caches["pages"]._cache  # type: ignore[attr-defined]  # LocMemCache's dict
 
 
 def test_the_page_cache_is_its_own_bounded_cache(settings: Any) -> None:
