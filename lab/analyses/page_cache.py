@@ -31,31 +31,41 @@ def is_immutable(analysis: Analysis) -> bool:
 
 def page_etag(analysis: Analysis) -> str:
     """Name this page's content: the analysis, its template and the code that renders it."""
-    # The template's hash too: a database made anew may give the same id to another analysis.
     sha = analysis.template.sha256[:16]
     return f'W/"analysis-{analysis.pk}-{sha}-{engine.analyzer_version()}"'
 
 
-def cached_page(
+def cached_response(request: HttpRequest, pk: int) -> HttpResponse | None:
+    """Answer from the cache alone (no database query), or None if the page is not there."""
+    stored = caches["pages"].get(_key(pk))
+    if stored is None:
+        return None
+    etag, html = stored
+    return _response(request, etag, html)
+
+
+def render_and_store(
     request: HttpRequest, analysis: Analysis, render_page: Callable[[dict[str, Any]], HttpResponse]
 ) -> HttpResponse:
-    """Answer 304 for a known ETag, else the cached page (rendered now on a miss)."""
+    """Render a finished analysis' page with a placeholder token, keep it, and answer."""
     etag = page_etag(analysis)
+    html = render_page({"csrf_token": TOKEN_PLACEHOLDER}).content.decode()
+    if len(html) <= MAX_CACHED_BYTES:
+        caches["pages"].set(_key(analysis.pk), (etag, html), CACHE_SECONDS)
+    return _response(request, etag, html)
+
+
+def _key(pk: int) -> str:
+    # Only finished pages are stored, so the id and the code's version name one page.
+    return f"analysis-page:{pk}:{engine.analyzer_version()}"
+
+
+def _response(request: HttpRequest, etag: str, html: str) -> HttpResponse:
+    """Answer 304 for a known ETag, else the page with this request's CSRF token put in."""
     if etag in request.headers.get("If-None-Match", ""):
         response: HttpResponse = HttpResponseNotModified()
     else:
-        html = _stored_html(etag, render_page)
         response = HttpResponse(html.replace(TOKEN_PLACEHOLDER, get_token(request)))
     response["ETag"] = etag
     patch_cache_control(response, private=True, max_age=CACHE_SECONDS, immutable=True)
     return response
-
-
-def _stored_html(etag: str, render_page: Callable[[dict[str, Any]], HttpResponse]) -> str:
-    cache = caches["pages"]
-    html = cache.get(etag)
-    if html is None:
-        html = render_page({"csrf_token": TOKEN_PLACEHOLDER}).content.decode()
-        if len(html) <= MAX_CACHED_BYTES:
-            cache.set(etag, html, CACHE_SECONDS)
-    return str(html)

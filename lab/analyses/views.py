@@ -186,7 +186,11 @@ def analyze_again(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
 @require_GET
 def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Show an analysis; while it runs, htmx polls this view for the body partial."""
-    # The result JSON (up to megabytes) is read only when the page is not cached.
+    page = "format" not in request.GET and not request.htmx
+    cached = page_cache.cached_response(request, pk) if page else None
+    if cached is not None:
+        return cached
+    # The result JSON (up to megabytes) is read only to render.
     analysis = get_object_or_404(Analysis.objects.listed(), pk=pk)
     if request.GET.get("format") == "json":
         return JsonResponse(api.analysis_payload(_with_result(analysis), request))
@@ -194,8 +198,8 @@ def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         template += "#analysis-body"
     elif page_cache.is_immutable(analysis):
-        return page_cache.cached_page(request, analysis, partial(_render_analysis, request,
-                                                                 template, analysis))
+        render_page = partial(_render_analysis, request, template, analysis)
+        return page_cache.render_and_store(request, analysis, render_page)
     return _render_analysis(request, template, analysis)
 
 
