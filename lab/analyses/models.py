@@ -84,8 +84,18 @@ class TemplateOrigin(models.Model):
         return (self.filename or self.get_kind_display()) + name
 
 
+class AnalysisQuerySet(models.QuerySet["Analysis"]):
+    """Analyses as lists show them: without the result JSON or the template source."""
+
+    def listed(self) -> AnalysisQuerySet:
+        """Rows for a list: a result can be megabytes, and a list shows only its status."""
+        return self.select_related("template").defer("result_json", "template__source")
+
+
 class Analysis(models.Model):
     """One run of the analyzer: (template, analyzer version, options) -> result or error."""
+
+    objects = AnalysisQuerySet.as_manager()
 
     class Status(models.TextChoices):
         QUEUED = "queued"

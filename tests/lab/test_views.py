@@ -380,3 +380,52 @@ def test_a_paste_too_large_to_read_still_needs_no_csrf_token_to_be_refused(
     refused = strict.post("/new/paste/", {"source": "x" * 500})
     assert refused.status_code == 422 and "too large" in refused.content.decode()
     assert strict.post("/new/paste/", {"source": "x"}).status_code == 403
+
+
+def _selects(queries: Any) -> list[str]:
+    return [q["sql"] for q in queries.captured_queries if q["sql"].lstrip().startswith("SELECT")]
+
+
+@pytest.mark.parametrize("page", ["home", "template", "template-json"])
+def test_list_views_never_load_result_json(
+    submit: Callable[..., Any], client: Client, qwen3: str, page: str
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    submit("/new/paste/", {"source": qwen3})
+    sha = Template.objects.get().sha256
+    url = {"home": "/", "template": f"/t/{sha}/", "template-json": f"/api/templates/{sha}/"}[page]
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    table = Analysis._meta.db_table
+    analysis_reads = [sql for sql in _selects(queries) if f'FROM "{table}"' in sql]
+    assert analysis_reads, "the page lists analyses"
+    assert not [sql for sql in analysis_reads if "result_json" in sql]
+
+
+def test_a_template_longer_than_the_analyzer_accepts_is_refused_on_the_form(
+    client: Client,
+) -> None:
+    response = client.post("/new/paste/", {"source": "x" * 100_001})
+    assert response.status_code == 422
+    assert "the template is 100,001 characters; the limit is 100,000" in (
+        response.content.decode()
+    )
+    assert not Template.objects.exists()
+
+
+def test_the_page_of_a_render_of_thousands_of_newlines_stays_small(
+    submit: Callable[..., Any], client: Client
+) -> None:
+    bomb = (
+        "{{ '\\n' * 30000 }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+        "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    submit("/new/paste/", {"source": bomb})
+    analysis = Analysis.objects.get()
+    assert analysis.status == Analysis.Status.DONE
+    assert len(analysis.result_json) < 5_000_000
+    page = client.get(analysis.get_absolute_url()).content
+    assert b"more characters are not shown: the whole render is in" in page
+    assert len(page) < 5_000_000
