@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
+from analyzer.canonical import to_jsonable
 from analyzer.checks.engines import (
     Engine,
     EngineParser,
@@ -53,6 +55,12 @@ class EngineAdvice:
     def command_line(self) -> str:
         """The start command with the flags, shell-quoted."""
         return f"{self.launch} {shlex.join(self.flags)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The advice as JSON, with its command line and verdict."""
+        data: dict[str, Any] = to_jsonable(self)
+        data.update(command_line=self.command_line, ok=self.ok)
+        return data
 
 
 @dataclass
