@@ -79,7 +79,8 @@ def format_tag(tag: StructuralTag, verdict: str) -> str:
 
 def format_advice(advice: EngineAdvice) -> str:
     """One engine's block: the command line, other parsers that fit, problems, notes."""
-    lines = [f"{advice.name}  ({'ok' if advice.ok else 'PROBLEM'}; read from {advice.read_from})",
+    verdict = "ok" if advice.ok else "PROBLEM"
+    lines = [f"{advice.name} {advice.version}  ({verdict}; read from {advice.read_from})",
              f"  {advice.command_line}"]
     if advice.other_tool_parsers:
         lines.append(f"  also fits as tool-call parser: {', '.join(advice.other_tool_parsers)}")
