@@ -39,6 +39,14 @@ def _sent_too_much_message(sent: int) -> str:
 
 
 class PasteForm(forms.Form):
+    """A template's text (pasted, or a stored one edited) and the title it goes by."""
+
+    title = forms.CharField(
+        label="Title",
+        max_length=200,
+        required=False,
+        help_text="optional; else derived (file, Hub repo or the family the markers suggest)",
+    )
     source = forms.CharField(
         label="Template",
         strip=False,  # trailing newlines are part of a template

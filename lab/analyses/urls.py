@@ -14,6 +14,7 @@ urlpatterns = [
     path("new/hub/", views.submit_hub, name="submit-hub"),
     path("t/<str:sha256>/", views.template_detail, name="template-detail"),
     path("t/<str:sha256>/analyze/", views.analyze_again, name="template-analyze"),
+    path("t/<str:sha256>/edit/", views.edit_template, name="template-edit"),
     path("a/<int:pk>/", views.analysis_detail, name="analysis-detail"),
     path("a/<int:pk>/parser/", views.parser_panel, name="analysis-parser"),
     path("api/analyses/<int:pk>/", views.api_analysis, name="api-analysis"),

@@ -10,14 +10,14 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from lab.analyses import api, engine, intake, parsing, samples
+from lab.analyses import api, engine, intake, parsing, samples, source_view
 from lab.analyses.forms import (
     HubForm,
     ParserOptionsForm,
@@ -93,7 +93,7 @@ def _submit_paste(request: HtmxHttpRequest) -> HttpResponse:
     form = PasteForm(request.POST)
     if form.is_valid():
         try:
-            return _go_to(request, intake.ingest_paste(form.cleaned_data["source"]))
+            return _go_to(request, intake.ingest_paste(**form.cleaned_data))
         except engine.AnalyzerError as exc:
             form.add_error("source", str(exc))
     return _home(request, {"paste": form}, UNPROCESSABLE)
@@ -159,10 +159,19 @@ def submit_hub(request: HtmxHttpRequest) -> HttpResponse:
     return _home(request, {"hub": form}, UNPROCESSABLE)
 
 
+def _template_or_404(ref: str) -> Template:
+    """Find a template by its key, or by its source's sha256 (the oldest such template)."""
+    found = Template.objects.filter(key=ref).first()
+    found = found or Template.objects.filter(sha256=ref).order_by("pk").first()
+    if found is None:
+        raise Http404(f"no stored template {ref[:64]}")
+    return found
+
+
 @require_GET
 def template_detail(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
     """Show a stored template, where it came from, and its analyses."""
-    template = get_object_or_404(Template, sha256=sha256)
+    template = _template_or_404(sha256)
     if request.GET.get("format") == "json":
         return JsonResponse(api.template_payload(template, request))
     context = {
@@ -171,14 +180,35 @@ def template_detail(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
         "analyses": template.analyses.all(),
         "siblings": api.sibling_templates(template),
         "current_version": engine.analyzer_version(),
+        "source_html": source_view.highlighted_lines(template.source),
     }
     return render(request, "analyses/template.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def edit_template(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
+    """Show a stored template's source in a form; analyse the edited text as a new template."""
+    template = _template_or_404(sha256)
+    if request.method == "POST":
+        form = PasteForm(request.POST)
+        if form.is_valid():
+            try:
+                return _go_to(request, intake.ingest_edit(template, **form.cleaned_data))
+            except engine.AnalyzerError as exc:
+                form.add_error("source", str(exc))
+        status = UNPROCESSABLE
+    else:
+        title = f"{template.display_name} (edited)"
+        form = PasteForm(initial={"source": template.source, "title": title})
+        status = 200
+    context = {"template": template, "form": form}
+    return render(request, "analyses/edit.html", context, status=status)
 
 
 @require_POST
 def analyze_again(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
     """Queue an analysis of a stored template with the current analyzer (or show the live one)."""
-    template = get_object_or_404(Template, sha256=sha256)
+    template = _template_or_404(sha256)
     return _go_to(request, intake.request_analysis(template))
 
 
@@ -200,6 +230,8 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
         "template": analysis.template,
         "siblings": _sibling_links(analysis.template),
     }
+    if not analysis.is_pending:
+        context.update(_source_context(analysis.template.source, analysis.error))
     result = analysis.result
     if result is not None:
         sample = samples.sample_for(analysis)
@@ -210,6 +242,16 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
             sample=sample.text,
         )
     return context
+
+
+def _source_context(source: str, error: str) -> dict[str, Any]:
+    """The highlighted source, and the error with its line mentions linked to the source."""
+    lines = source.count("\n") + (0 if source.endswith("\n") else 1)
+    return {
+        "source_html": source_view.highlighted_lines(source),
+        "source_lines": lines,
+        "error_html": source_view.linked_error(error, lines),
+    }
 
 
 def _sibling_links(template: Template) -> list[tuple[str, str]]:
@@ -253,5 +295,5 @@ def api_analysis_result(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def api_template(request: HtmxHttpRequest, sha256: str) -> JsonResponse:
     """Return a stored template, its origins and its analyses as JSON."""
-    template = get_object_or_404(Template, sha256=sha256)
+    template = _template_or_404(sha256)
     return JsonResponse(api.template_payload(template, request))
