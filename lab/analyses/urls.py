@@ -17,6 +17,7 @@ urlpatterns = [
     path("t/<str:sha256>/edit/", views.edit_template, name="template-edit"),
     path("a/<int:pk>/", views.analysis_detail, name="analysis-detail"),
     path("a/<int:pk>/parser/", views.parser_panel, name="analysis-parser"),
+    path("a/<int:pk>/render/", views.render_playground, name="analysis-render"),
     path("api/analyses/<int:pk>/", views.api_analysis, name="api-analysis"),
     path(
         "api/analyses/<int:pk>/result.json", views.api_analysis_result, name="api-analysis-result"

@@ -6,7 +6,9 @@ once (see base.html's htmx-config): 2xx and 422 (invalid form) swap, other error
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.core.exceptions import RequestDataTooBig
@@ -17,11 +19,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from lab.analyses import api, engine, intake, parsing, samples, source_view
+from lab.analyses import api, engine, intake, parsing, playground, samples, source_view
 from lab.analyses.forms import (
     HubForm,
     ParserOptionsForm,
     PasteForm,
+    RenderSideForm,
     UploadForm,
     UploadPickForm,
     refused,
@@ -239,7 +242,9 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
             view=build_result_view(result),
             options_form=ParserOptionsForm.from_options(sample.options()),
             parser=parsing.generate(analysis.result_json, sample.options()),
+            options_query=_options_query(sample.options()),
             sample=sample.text,
+            playground_forms=_playground_forms(result),
         )
     return context
 
@@ -270,12 +275,99 @@ def parser_panel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     form = ParserOptionsForm(request.POST)
     status = 200
     parser = None
+    options_query = ""
     if form.is_valid():
         parser = parsing.generate(analysis.result_json, form.options())
+        options_query = _options_query(form.options())
     else:
         status = UNPROCESSABLE
-    context = {"analysis": analysis, "options_form": form, "parser": parser}
+    context = {
+        "analysis": analysis,
+        "options_form": form,
+        "parser": parser,
+        "options_query": options_query,
+    }
     return render(request, "analyses/analysis.html#parser-panel", context, status=status)
+
+
+@require_GET
+def render_playground(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Render any conversation through the template, or two side by side with their diff.
+
+    The inputs travel in the query string, so the page's URL is their permalink.
+    """
+    analysis = get_object_or_404(
+        Analysis.objects.select_related("template"), pk=pk, status=Analysis.Status.DONE
+    )
+    result = analysis.result or {}
+    bound = "a-messages" in request.GET
+    compare = request.GET.get("compare") == "1" or not bound
+    side_forms = _playground_forms(result, request.GET if bound else None)
+    context: dict[str, Any] = {
+        "analysis": analysis,
+        "template": analysis.template,
+        "side_forms": side_forms,
+        "compare": compare,
+        "kwargs_read": _kwargs_read(result),
+        "played": _play(analysis, side_forms, compare) if bound else None,
+    }
+    status = 200 if not bound or context["played"] else UNPROCESSABLE
+    return render(request, "analyses/playground.html", context, status=status)
+
+
+def _kwargs_read(result: dict[str, Any]) -> tuple[str, ...]:
+    return tuple((result.get("caps") or {}).get("template_kwargs") or ())
+
+
+def _playground_forms(
+    result: dict[str, Any], data: Any = None
+) -> dict[str, RenderSideForm]:
+    """The playground's two sides, bound to the query or starting from an example."""
+    kwargs_read = _kwargs_read(result)
+    return {
+        side: RenderSideForm(data, prefix=side, initial=_playground_initial(side, kwargs_read))
+        for side in ("a", "b")
+    }
+
+
+def _playground_initial(side: str, kwargs_read: tuple[str, ...]) -> dict[str, Any]:
+    """Start with a tool-call conversation: B turns thinking off, or sends string arguments."""
+    messages = playground.DEFAULT_MESSAGES
+    kwargs: dict[str, Any] = {}
+    if "enable_thinking" in kwargs_read:
+        kwargs = {"enable_thinking": side == "a"}
+    elif side == "b":
+        messages = playground.with_string_arguments(messages)
+    return {
+        "messages": playground.pretty(messages),
+        "tools": playground.pretty(playground.DEFAULT_TOOLS),
+        "kwargs": json.dumps(kwargs),
+        "add_generation_prompt": True,
+    }
+
+
+def _play(
+    analysis: Analysis, side_forms: dict[str, RenderSideForm], compare: bool
+) -> playground.Playground | None:
+    """Render the valid sides; None (errors on the forms) when a side cannot be rendered."""
+    used = ("a", "b") if compare else ("a",)
+    requests = {}
+    for side in used:
+        form = side_forms[side]
+        if not form.is_valid():
+            return None
+        try:
+            requests[side] = playground.build_request(form.cleaned_data)
+        except engine.AnalyzerError as exc:
+            form.add_error(None, str(exc))
+            return None
+    preserved = list((analysis.result or {}).get("preserved_tokens") or [])
+    return playground.render(analysis.template, preserved, requests["a"], requests.get("b"))
+
+
+def _options_query(options: parsing.ParserOptions) -> str:
+    """The download links' query: the options the grammar and parser were generated for."""
+    return urlencode({"options": json.dumps(options.as_dict(), separators=(",", ":"))})
 
 
 @require_GET
