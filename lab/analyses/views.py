@@ -19,7 +19,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from lab.analyses import api, engine, intake, parsing, playground, samples, source_view
+from lab.analyses import (
+    api,
+    engine,
+    intake,
+    parsing,
+    playground,
+    samples,
+    serving,
+    source_view,
+)
 from lab.analyses.forms import (
     HubForm,
     ParserOptionsForm,
@@ -245,6 +254,7 @@ def _analysis_context(analysis: Analysis) -> dict[str, Any]:
             options_query=_options_query(sample.options()),
             sample=sample.text,
             playground_forms=_playground_forms(result),
+            serve=serving.serve_card(analysis.template, analysis.result_json),
         )
     return context
 
