@@ -268,3 +268,26 @@ class RenderSideForm(forms.Form):
     def clean_kwargs(self) -> dict[str, Any]:
         text = str(self.cleaned_data["kwargs"]).strip()
         return dict(_read_json(text, dict, "Template kwargs")) if text else {}
+
+
+class CompareForm(forms.Form):
+    """Two stored templates (key or source sha256), or two revisions of one Hub repo."""
+
+    a = forms.CharField(label="Template A", required=False, max_length=64,
+                        help_text="a stored template's id (as in /t/<id>/)")
+    b = forms.CharField(label="Template B", required=False, max_length=64)
+    repo_id = forms.CharField(label="or Hub repo", required=False, max_length=200,
+                              widget=forms.TextInput(attrs={"placeholder": "org/model"}))
+    rev_a = forms.CharField(label="revision A", required=False, max_length=200,
+                            help_text="branch, tag or commit sha")
+    rev_b = forms.CharField(label="revision B", required=False, max_length=200)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        stored = data.get("a") and data.get("b")
+        hub = data.get("repo_id") and data.get("rev_a") and data.get("rev_b")
+        if not stored and not hub:
+            raise forms.ValidationError(
+                "Give two stored templates (A and B), or a Hub repo with two revisions."
+            )
+        return data

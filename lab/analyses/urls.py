@@ -15,6 +15,7 @@ urlpatterns = [
     path("t/<str:sha256>/", views.template_detail, name="template-detail"),
     path("t/<str:sha256>/analyze/", views.analyze_again, name="template-analyze"),
     path("t/<str:sha256>/edit/", views.edit_template, name="template-edit"),
+    path("compare/", views.compare_view, name="compare"),
     path("a/<int:pk>/", views.analysis_detail, name="analysis-detail"),
     path("a/<int:pk>/parser/", views.parser_panel, name="analysis-parser"),
     path("a/<int:pk>/render/", views.render_playground, name="analysis-render"),

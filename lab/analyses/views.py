@@ -14,6 +14,7 @@ from django import forms
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -21,6 +22,7 @@ from django_htmx.middleware import HtmxDetails
 
 from lab.analyses import (
     api,
+    comparing,
     engine,
     intake,
     parsing,
@@ -30,6 +32,7 @@ from lab.analyses import (
     source_view,
 )
 from lab.analyses.forms import (
+    CompareForm,
     HubForm,
     ParserOptionsForm,
     PasteForm,
@@ -373,6 +376,44 @@ def _play(
             return None
     preserved = list((analysis.result or {}).get("preserved_tokens") or [])
     return playground.render(analysis.template, preserved, requests["a"], requests.get("b"))
+
+
+@require_GET
+def compare_view(request: HtmxHttpRequest) -> HttpResponse:
+    """Compare two stored templates, or fetch two Hub revisions and redirect to their permalink.
+
+    The permalink names both templates by id: ?a=<id>&b=<id>.
+    """
+    form = CompareForm(request.GET or None)
+    context: dict[str, Any] = {"form": form, "recent": _recent_templates()}
+    if not request.GET:
+        return render(request, "analyses/compare.html", context)
+    if not form.is_valid():
+        return render(request, "analyses/compare.html", context, status=UNPROCESSABLE)
+    data = form.cleaned_data
+    try:
+        if data["repo_id"] and not (data["a"] and data["b"]):
+            return _compare_hub_revisions(data["repo_id"], data["rev_a"], data["rev_b"])
+        a, b = _template_or_404(data["a"]), _template_or_404(data["b"])
+        context.update(a=a, b=b, view=comparing.compare(a, b))
+    except Http404 as exc:
+        form.add_error(None, str(exc))
+        return render(request, "analyses/compare.html", context, status=404)
+    except (HubFetchError, intake.TemplateChoiceNeeded, engine.AnalyzerError) as exc:
+        form.add_error(None, str(exc))
+        return render(request, "analyses/compare.html", context, status=UNPROCESSABLE)
+    return render(request, "analyses/compare.html", context)
+
+
+def _compare_hub_revisions(repo_id: str, rev_a: str, rev_b: str) -> HttpResponse:
+    a = intake.ingest_from_hub(repo_id, rev_a).template
+    b = intake.ingest_from_hub(repo_id, rev_b).template
+    query = urlencode({"a": a.key or a.sha256, "b": b.key or b.sha256})
+    return redirect(f"{reverse('compare')}?{query}")
+
+
+def _recent_templates() -> list[Template]:
+    return list(Template.objects.order_by("-pk")[:20])
 
 
 def _options_query(options: parsing.ParserOptions) -> str:
