@@ -41,6 +41,7 @@ from analyzer.generator import (
     parse_output,
 )
 from analyzer.model import Analysis, DiffSplit, Segment
+from analyzer.parsing.deviations import Deviation, DeviationAction, DeviationKind
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.stream import Accumulator, Delta, StreamParser
@@ -68,6 +69,9 @@ __all__ = [
     "serve_advice",
     "Accumulator",
     "Delta",
+    "Deviation",
+    "DeviationAction",
+    "DeviationKind",
     "GeneratedParser",
     "Message",
     "ParseOptions",

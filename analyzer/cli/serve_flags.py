@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ from analyzer.canonical import to_jsonable
 from analyzer.checks.serve import EngineAdvice, serve_advice
 from analyzer.checks.structural_tag import StructuralTag, check_structural_tag, structural_tag
 from analyzer.cli.main import load_template_argument
+from analyzer.model import Analysis
+from analyzer.render.loading import TemplateSource
 
 
 def register(subparsers: Any) -> None:
@@ -36,8 +39,7 @@ def run(args: argparse.Namespace) -> int:
     analysis = analyze(template)
     advice = serve_advice(analysis, template_path=path)
     tag = structural_tag(template, analysis)
-    check = check_structural_tag(template, analysis)
-    verdict = "" if check is None else check.describe()
+    verdict = llguidance_verdict(template, analysis)
     if args.json:
         data = {"engines": [advice_json(a) for a in advice],
                 "structural_tag": tag_json(tag, verdict)}
@@ -46,6 +48,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n".join(format_advice(a) for a in advice))
         sys.stdout.write("\n" + format_tag(tag, verdict))
     return 0 if all(a.ok for a in advice) else 1
+
+
+def llguidance_verdict(template: TemplateSource, analysis: Analysis) -> str:
+    """llguidance's verdict on the template's own call, or why it was not asked."""
+    if importlib.util.find_spec("llguidance") is None:
+        return "not checked: llguidance is not installed (pip install llguidance)"
+    check = check_structural_tag(template, analysis)
+    return "" if check is None else check.describe()
 
 
 def tag_json(tag: StructuralTag, verdict: str) -> dict[str, Any]:

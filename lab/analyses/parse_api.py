@@ -2,10 +2,10 @@
 
 Body (JSON): {"output": TEXT, "options": {tools, enable_thinking, parallel_tool_calls,
 reasoning_format, tool_choice, json_schema}, "partial": bool, "stream": bool,
-"chunk": N}. Answers {"message": {...}, "problems": [...]}; with "stream": true, Server-Sent
-Events: one `delta` event per delta (the output fed N characters at a time, default 16),
-then `done` with the whole message, or `error`. Every error is JSON: {"error": {"code",
-"message", ...}}.
+"chunk": N}. Answers {"message": {...}, "problems": [...], "deviations": [...]}; with
+"stream": true, Server-Sent Events: one `delta` event per delta (the output fed N characters
+at a time, default 16), then `done` with the whole message and its deviations, or `error`.
+Every error is JSON: {"error": {"code", "message", ...}}.
 """
 
 from __future__ import annotations

@@ -42,7 +42,16 @@ def test_it_answers_the_message_with_its_calls(client: Client, done: Analysis) -
     assert message["content"] == "Checking."
     call = message["tool_calls"][0]["function"]
     assert call["name"] == "get_weather" and json.loads(call["arguments"]) == {"city": "Paris"}
-    assert response.json()["problems"] == []
+    assert response.json()["problems"] == [] and response.json()["deviations"] == []
+
+
+def test_a_departure_from_the_template_is_listed_as_a_deviation(client: Client,
+                                                               done: Analysis) -> None:
+    broken = OUTPUT.replace("</parameter>\n", "")
+    report = post(client, done.pk, {"output": broken, "options": {"tools": TOOLS}}).json()
+    deviation = report["deviations"][0]
+    assert (deviation["kind"], deviation["action"]) == ("malformed_call", "kept_as_content")
+    assert deviation["expected"] == "`</parameter>`" and deviation["line"] == 6
 
 
 def test_it_needs_no_csrf_token(done: Analysis) -> None:
@@ -63,6 +72,7 @@ def test_stream_answers_server_sent_events_of_deltas(client: Client, done: Analy
     assert content == "Checking."
     done_event = json.loads(events[-1][1].removeprefix("data: "))
     assert done_event["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert done_event["deviations"] == []
 
 
 @pytest.mark.parametrize(("body", "message"), [
