@@ -279,15 +279,15 @@ class CompareForm(forms.Form):
     repo_id = forms.CharField(label="or Hub repo", required=False, max_length=200,
                               widget=forms.TextInput(attrs={"placeholder": "org/model"}))
     rev_a = forms.CharField(label="revision A", required=False, max_length=200,
-                            help_text="branch, tag or commit sha")
+                            help_text="branch, tag or commit sha; leave both empty to list "
+                                      "the commits that changed the template")
     rev_b = forms.CharField(label="revision B", required=False, max_length=200)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        stored = data.get("a") and data.get("b")
-        hub = data.get("repo_id") and data.get("rev_a") and data.get("rev_b")
-        if not stored and not hub:
+        if not (data.get("a") and data.get("b")) and not data.get("repo_id"):
             raise forms.ValidationError(
-                "Give two stored templates (A and B), or a Hub repo with two revisions."
+                "Give two stored templates (A and B), or a Hub repo (with two revisions, or "
+                "none to list the commits that changed its template)."
             )
         return data

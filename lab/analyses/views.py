@@ -24,6 +24,7 @@ from lab.analyses import (
     api,
     comparing,
     engine,
+    hub,
     intake,
     parsing,
     playground,
@@ -393,7 +394,10 @@ def compare_view(request: HtmxHttpRequest) -> HttpResponse:
     data = form.cleaned_data
     try:
         if data["repo_id"] and not (data["a"] and data["b"]):
-            return _compare_hub_revisions(data["repo_id"], data["rev_a"], data["rev_b"])
+            if data["rev_a"] and data["rev_b"]:
+                return _compare_hub_revisions(data["repo_id"], data["rev_a"], data["rev_b"])
+            context["commits"] = _commit_links(data["repo_id"])
+            return render(request, "analyses/compare.html", context)
         a, b = _template_or_404(data["a"]), _template_or_404(data["b"])
         context.update(a=a, b=b, view=comparing.compare(a, b))
     except Http404 as exc:
@@ -410,6 +414,20 @@ def _compare_hub_revisions(repo_id: str, rev_a: str, rev_b: str) -> HttpResponse
     b = intake.ingest_from_hub(repo_id, rev_b).template
     query = urlencode({"a": a.key or a.sha256, "b": b.key or b.sha256})
     return redirect(f"{reverse('compare')}?{query}")
+
+
+def _commit_links(repo_id: str) -> list[tuple[hub.TemplateCommit, str]]:
+    """The commits that changed the repo's template, each with the link comparing it with the
+    change before it ("" for the oldest)."""
+    commits = hub.template_commits(repo_id)
+    links = []
+    for newer, older in zip(commits, [*commits[1:], None], strict=True):
+        query = ""
+        if older is not None:
+            revisions = {"rev_a": older.commit_sha, "rev_b": newer.commit_sha}
+            query = urlencode({"repo_id": repo_id, **revisions})
+        links.append((newer, query))
+    return links
 
 
 def _recent_templates() -> list[Template]:

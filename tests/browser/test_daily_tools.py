@@ -109,3 +109,16 @@ def test_the_grammar_and_reports_download_as_files(page: Page, corpus_templates:
             page.locator(selector).click()
         assert download.value.suggested_filename.endswith(suffix)
         assert needle in Path(download.value.path()).read_text(encoding="utf-8")
+
+
+def test_two_hub_revisions_of_a_template_are_listed_and_compared(page: Page) -> None:
+    page.goto("/compare/")
+    page.locator("#id_repo_id").fill("tests/history")
+    page.locator("#compare-submit").click()
+    commits = page.locator("#template-commits tbody tr")
+    expect(commits).to_have_count(2)
+    expect(commits.first).to_contain_text("Fix tool calls in the template")
+    commits.first.locator("a.compare-previous").click()
+    expect(page).to_have_url(re.compile(r"/compare/\?a=\w+&b=\w+$"))
+    # GLM-4.6 then GLM-4.7-Flash: the reasoning mode changed.
+    expect(page.locator("#compare-analysis")).to_contain_text("FORCED_CLOSED")

@@ -81,3 +81,14 @@ def test_two_hub_revisions_are_fetched_and_redirect_to_the_permalink(
     assert response.status_code == 302
     template = Template.objects.get()
     assert response["Location"] == f"/compare/?a={template.key}&b={template.key}"
+
+
+def test_a_repo_alone_lists_the_commits_that_changed_its_template(
+    client: Client, hub_env: Any
+) -> None:
+    repo = hub_env.repos["tests/history"]
+    page = client.get("/compare/", {"repo_id": "tests/history"}).content.decode()
+    assert "Fix tool calls in the template" in page and "Add chat template" in page
+    newest, oldest = repo.commits[3].sha, repo.commits[1].sha
+    assert f"repo_id=tests%2Fhistory&amp;rev_a={oldest}&amp;rev_b={newest}" in page
+    assert "first version" in page
