@@ -14,6 +14,8 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from lab.analyses import glossary
+
 # Common text longer than this is folded, keeping the end near the difference in view.
 FOLD_OVER = 700
 KEEP_VISIBLE = 240
@@ -55,6 +57,13 @@ class MarkerView:
 
 
 @dataclass(frozen=True)
+class ModeView:
+    name: str
+    value: str
+    meaning: str  # one sentence from the glossary, shown as its tooltip
+
+
+@dataclass(frozen=True)
 class PaneView:
     label: str
     params: str
@@ -70,6 +79,7 @@ class PairView:
     a: PaneView | None
     b: PaneView | None
     marker_roles: tuple[str, ...]
+    identical: bool = False  # both variants rendered the same text
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,7 @@ class PromptView:
     setting: str
     label: str
     html: SafeString
+    meaning: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,12 +102,17 @@ class ResultView:
     workarounds: tuple[str, ...]
     caps: tuple[tuple[str, bool], ...]
     template_kwargs: tuple[str, ...]
-    modes: tuple[tuple[str, str], ...]
+    modes: tuple[ModeView, ...]
     fields: tuple[FieldRow, ...]
     markers: tuple[MarkerView, ...]
     pairs: tuple[PairView, ...]
     prompts: tuple[PromptView, ...]
     preserved_tokens: tuple[str, ...] = field(default=())
+
+    @property
+    def reasoning_by_setting(self) -> str:
+        """What the prompt does per enable_thinking setting, as the prompt cards say."""
+        return " · ".join(f"{p.setting}: {p.label}" for p in self.prompts)
 
 
 def special_token_pattern(preserved: list[str]) -> re.Pattern[str]:
@@ -262,14 +278,15 @@ def build_result_view(result: dict[str, Any]) -> ResultView:
     )
 
 
-def _modes(result: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def _modes(result: dict[str, Any]) -> tuple[ModeView, ...]:
     tools = result.get("tools") or {}
-    return (
+    values = (
         ("reasoning", str((result.get("reasoning") or {}).get("mode", ""))),
         ("content", str((result.get("content") or {}).get("mode", ""))),
         ("tools", str((tools.get("format") or {}).get("mode", ""))),
         ("call id", str((tools.get("call_id") or {}).get("pos", ""))),
     )
+    return tuple(ModeView(name, value, glossary.meaning(name, value)) for name, value in values)
 
 
 def _field_rows(result: dict[str, Any], specials: re.Pattern[str]) -> list[FieldRow]:
@@ -328,7 +345,14 @@ def _pair_view(
         a=_pane(comparison.get("variant_a"), diff, own, "a", specials),
         b=_pane(comparison.get("variant_b"), diff, own, "b", specials),
         marker_roles=tuple(str(m.get("role", "")) for _, m in own),
+        identical=_rendered(comparison, "a") is not None
+        and _rendered(comparison, "a") == _rendered(comparison, "b"),
     )
+
+
+def _rendered(comparison: dict[str, Any], side: str) -> str | None:
+    variant = comparison.get(f"variant_{side}")
+    return str(variant.get("rendered", "")) if variant else None
 
 
 def _pane(
@@ -367,4 +391,5 @@ def _prompt_view(prompt: dict[str, Any], specials: re.Pattern[str]) -> PromptVie
     thinking = prompt.get("enable_thinking")
     setting = THINKING_SETTINGS.get(thinking, f"enable_thinking={thinking}")
     html = mark_safe(visible_html(str(prompt.get("text", "")), specials, show_spaces=True))  # noqa: S308
-    return PromptView(setting=setting, label=str(prompt.get("label", "")), html=html)
+    label = str(prompt.get("label", ""))
+    return PromptView(setting, label, html, glossary.meaning("prompt", label))

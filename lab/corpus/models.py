@@ -167,6 +167,16 @@ class CorpusResult(models.Model):
         return value
 
     @property
+    def cases_skipped(self) -> int:
+        """Cases the template cannot show (neither passed nor failed)."""
+        return max(self.cases_total - self.cases_passed - self.cases_failed, 0)
+
+    @property
+    def key_marker_list(self) -> list[str]:
+        """The key markers one by one, so the page never wraps inside one."""
+        return self.key_markers.split()
+
+    @property
     def vector_rate(self) -> float | None:
         return self.vectors_passed / self.vectors_total if self.vectors_total else None
 
