@@ -27,6 +27,10 @@ class Expr:
 
     __slots__ = ()
     level = ATOM_LEVEL
+    # For a leaf that has consumed all the input it was given and needs more: the characters
+    # whose arrival could change that (None: any could). A stream whose next chunk holds none
+    # of them knows the outcome without running the grammar (see parsing/stream.py).
+    wake: frozenset[str] | None = None
 
     def match(self, st: MatchState, pos: int) -> int:
         """Match at pos; return the end position, FAIL or NEED."""

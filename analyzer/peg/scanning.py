@@ -63,14 +63,21 @@ def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     return longest
 
 
+def first_chars(markers: tuple[str, ...]) -> frozenset[str]:
+    """Return the characters the markers start with: text without them holds no marker and
+    no marker's beginning (what a scan up to the markers waits for)."""
+    return frozenset(marker[0] for marker in markers if marker)
+
+
 class Until(Expr):
     """Match everything up to (not including) the first of the markers, or to the end."""
 
-    __slots__ = ("markers", "pattern")
+    __slots__ = ("markers", "pattern", "wake")
 
     def __init__(self, markers: tuple[str, ...]) -> None:
         self.markers = markers
         self.pattern = re.compile("|".join(re.escape(m) for m in markers))
+        self.wake = first_chars(markers)
 
     def match(self, st: MatchState, pos: int) -> int:
         seen = st.memo.get((self, st.base + pos)) if st.memo else None
@@ -100,6 +107,7 @@ class Rest(Expr):
     """Match everything to the end of the input."""
 
     __slots__ = ()
+    wake: frozenset[str] | None = frozenset()  # nothing that comes can end it early
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial:

@@ -391,3 +391,52 @@ def test_a_long_undecided_choice_streams_like_the_one_shot_parse(
 def test_a_long_undecided_choice_streams_char_by_char_like_the_one_shot_parse(text: str) -> None:
     parser = delimited_reasoning()
     assert streamed(parser, list(text)) == to_message(parser.parse(text))
+
+
+class AlwaysRuns(StreamParser):
+    """A stream that never skips a run: what every skipped run must equal."""
+
+    def _steady(self, state: Any) -> None:
+        return None
+
+
+class CountsSkips(StreamParser):
+    """A stream that counts the chunks it answered without running the grammar."""
+
+    skipped = 0
+
+    def _emit(self, events: list[Any]) -> list[Delta]:
+        self.skipped += self.quiet is not None and not self.quiet[0].intersection(self.buffer)
+        return super()._emit(events)
+
+
+def delta_lists(parser: p.Parser, chunks: list[str]) -> tuple[list[Delta], list[Delta], int]:
+    """Stream chunks with and without skipping; return both delta lists and the skips."""
+    skipping, running = CountsSkips(parser), AlwaysRuns(parser)
+    fast = [d for chunk in chunks for d in skipping.feed(chunk)] + skipping.finish()
+    slow = [d for chunk in chunks for d in running.feed(chunk)] + running.finish()
+    return fast, slow, skipping.skipped
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+@pytest.mark.parametrize("size", [1, 3, 16])
+def test_skipped_runs_give_the_deltas_a_run_gives(name: str, size: int) -> None:
+    text = SAMPLES[name]
+    chunks = [text[at : at + size] for at in range(0, len(text), size)]
+    fast, slow, _ = delta_lists(PARSERS[name], chunks)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_generated_parsers_skip_runs_on_bench_outputs_with_the_same_deltas(name: str) -> None:
+    if not BENCH.is_dir():
+        pytest.skip(f"bench inputs not found at {BENCH}")
+    from bench.generated import GRAMMARS as GENERATED
+
+    tools = json.loads((BENCH / "tools.json").read_text(encoding="utf-8"))
+    text = (BENCH / name / "output-25k.txt").read_text(encoding="utf-8")
+    chunks = [text[at : at + 2] for at in range(0, len(text), 2)]
+    fast, slow, skipped = delta_lists(GENERATED[name](tools), chunks)
+    assert fast == slow
+    if name == "qwen3-coder":  # tagged values: a scan up to the closing tag
+        assert skipped > len(chunks) // 4, "most chunks inside values need no run"
