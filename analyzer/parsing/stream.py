@@ -22,7 +22,7 @@ from typing import Any
 
 from analyzer.parsing.mapper import Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
-from analyzer.peg import Expr, ParseProblem, Parser
+from analyzer.peg import Expr, ParseProblem, Parser, Role
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import resumed
 from analyzer.peg.parser import run
@@ -89,14 +89,6 @@ def delta_of(fragment: Fragment) -> Delta:
     return Delta(tool_calls=(ToolCallDelta(fragment.call, arguments=fragment.text),))
 
 
-def stretched(capture: Event | None, size: int) -> list[Event]:
-    """Return a steady run's events for a text of this size: its capture over all of it."""
-    if capture is None:
-        return []
-    role, _, _, flags, info = capture
-    return [(role, 0, size, flags, info)]
-
-
 def merge_fragments(fragments: list[Fragment]) -> list[Fragment]:
     """Join neighbouring text fragments of the same kind (and call) into one."""
     merged: list[Fragment] = []
@@ -134,8 +126,7 @@ class StreamParser:
             self.watch.received(chunk)
         quiet = self.quiet
         if quiet is not None and quiet[0].isdisjoint(chunk):
-            deltas = self._emit(stretched(quiet[1], len(self.buffer)))
-            self._drop(len(self.buffer))
+            deltas = self._quiet(quiet[1])
         else:
             deltas = self._run()
         if self.watch.pending:
@@ -155,6 +146,20 @@ class StreamParser:
             self._drop(state.resume_pos)
         return deltas
 
+    def _quiet(self, capture: Event | None) -> list[Delta]:
+        """Give a skipped run's deltas: its capture (never a problem) over the whole buffer."""
+        size = len(self.buffer)
+        deltas = []
+        if capture is not None:
+            role, _, _, flags, info = capture
+            self.builder.apply((role, 0, size, flags, info), self.buffer)
+            fragments = self.builder.take_fragments()
+            if len(fragments) > 1:
+                fragments = merge_fragments(fragments)
+            deltas = [delta_of(fragment) for fragment in fragments]
+        self._drop(size)
+        return deltas
+
     def _steady(self, state: MatchState) -> tuple[frozenset[str], Event | None] | None:
         """Tell whether the run that left this state would repeat itself on a quiet chunk.
 
@@ -170,8 +175,8 @@ class StreamParser:
             return None
         if not events:
             return wake, None
-        if events[0][1:3] != (0, size):
-            return None
+        if events[0][1:3] != (0, size) or events[0][0] is Role.PROBLEM:
+            return None  # (problems are what the watch notes: skipped runs never have one)
         return wake, events[0]
 
     def finish(self) -> list[Delta]:

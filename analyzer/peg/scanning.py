@@ -14,6 +14,7 @@ from analyzer.peg.expressions import Expr
 from analyzer.peg.state import MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
+SPACE_CHARS = " \t\r\n"
 # A stream that re-matches an Until from the same start (a choice not yet decided) skips the
 # text it already searched once that exceeds this many characters.
 RESCAN_LIMIT = 256
@@ -124,6 +125,8 @@ class Space(Expr):
     __slots__ = ()
 
     def match(self, st: MatchState, pos: int) -> int:
+        if pos < st.n and st.text[pos] not in SPACE_CHARS:
+            return pos  # most places have none: no regex call
         found = SPACE.match(st.text, pos)
         end = found.end() if found else pos
         if st.partial and end == st.n:

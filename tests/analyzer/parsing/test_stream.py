@@ -405,9 +405,9 @@ class CountsSkips(StreamParser):
 
     skipped = 0
 
-    def _emit(self, events: list[Any]) -> list[Delta]:
-        self.skipped += self.quiet is not None and not self.quiet[0].intersection(self.buffer)
-        return super()._emit(events)
+    def _quiet(self, capture: Any) -> list[Delta]:
+        self.skipped += 1
+        return super()._quiet(capture)
 
 
 def delta_lists(parser: p.Parser, chunks: list[str]) -> tuple[list[Delta], list[Delta], int]:
