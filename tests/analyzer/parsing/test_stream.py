@@ -440,3 +440,44 @@ def test_generated_parsers_skip_runs_on_bench_outputs_with_the_same_deltas(name:
     assert fast == slow
     if name == "qwen3-coder":  # tagged values: a scan up to the closing tag
         assert skipped > len(chunks) // 4, "most chunks inside values need no run"
+
+
+def nested_rules() -> p.Parser:
+    """Calls in rules three deep, each rule a sequence, so a resume point sits inside all."""
+    value = p.Rule("value", p.literal("<v>") + p.content(p.until("</v>")) + p.literal("</v>"))
+    call = p.Rule("call", p.tool(p.literal("<c>") + p.commit() + value + p.literal("</c>")))
+    calls = p.Rule("calls", p.repeat(call + p.space(), 1, None))
+    return p.Parser(p.content(p.until("<c>")) + calls)
+
+
+def resume_depth(expr: p.Expr) -> int:
+    """Count the wrappers a stream walks down from its resume point to the leaf that waits."""
+    depth = 0
+    while expr.children():
+        expr, depth = expr.children()[0], depth + 1
+    return depth
+
+
+def test_a_resume_point_inside_nested_rules_stays_flat() -> None:
+    stream = StreamParser(nested_rules())
+    depths = []
+    for char in "hi <c><v>abc</v></c> <c><v>de":
+        stream.feed(char)
+        depths.append(resume_depth(stream.expr))
+    # A sequence, the rules' names in one scope, the capture: not one level per rule.
+    assert max(depths[-3:]) <= 3
+
+
+@pytest.mark.parametrize("size", [1, 2, 5])
+def test_an_error_after_resuming_names_the_rule_a_one_shot_parse_names(size: int) -> None:
+    parser, text = nested_rules(), "hi <c><v>abc</v></c> <c><v>de</v>x"
+    with pytest.raises(p.PegParseError) as one_shot:
+        parser.parse(text)
+    stream = StreamParser(parser)
+    with pytest.raises(p.PegParseError) as streamed_error:
+        for at in range(0, len(text), size):
+            stream.feed(text[at : at + size])
+        stream.finish()
+    assert one_shot.value.rule == streamed_error.value.rule == "call"
+    assert (streamed_error.value.offset, streamed_error.value.expected) == (
+        one_shot.value.offset, one_shot.value.expected)
