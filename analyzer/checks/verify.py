@@ -497,9 +497,9 @@ def verify_case(subject: Subject, case: Case) -> CaseResult:
         skipped = GrammarCheck(Outcome.SKIP, "", "the case was not rendered")
         return CaseResult(case.name, Outcome.SKIP, None, "", expected, None, (), skipped,
                           note=rendered)
-    actual, error = parse(subject, rendered)
+    actual, deviations, error = parse(subject, rendered)
     differences = (f"parse error: {error}",) if actual is None else \
-        tuple(message_differences(expected, actual))
+        tuple(message_differences(expected, actual)) + deviations
     return CaseResult(
         case=case.name,
         outcome=Outcome.FAIL if differences else Outcome.PASS,
@@ -529,15 +529,19 @@ def shown_arguments(arguments: str, output: str) -> str:
     return arguments if kept == values else json.dumps(kept, ensure_ascii=False)
 
 
-def parse(subject: Subject, rendered: Rendered) -> tuple[Message | None, str]:
-    """Parse the output with the generated parser; return the message or the error."""
+def parse(subject: Subject, rendered: Rendered) -> tuple[Message | None, tuple[str, ...], str]:
+    """Parse the output with the generated parser; return the message and its deviations
+    (the template's own rendering must have none), or the error."""
     try:
         parser = generate_parser(subject.analysis, rendered.options, prompt=rendered.prompt)
-        return parser.parse(rendered.output), ""
+        report = parser.parse_report(rendered.output)
     except AnalyzerError as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, (), f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # noqa: BLE001 - a crashing parser is a finding, not a stop
-        return None, f"internal error: {type(exc).__name__}: {exc}"
+        return None, (), f"internal error: {type(exc).__name__}: {exc}"
+    deviations = tuple(f"deviation on the template's own rendering: {d.message}"
+                       for d in report.deviations)
+    return report.message, deviations, ""
 
 
 def message_differences(expected: Message, actual: Message) -> list[str]:

@@ -1,7 +1,10 @@
 """`python -m analyzer parse FILE --input OUTPUT.txt [...]`: parse a model output.
 
 Prints the message JSON (OpenAI form), or with `--stream-chunk N` the output fed N characters
-at a time and one JSON delta per line, as a streaming client would receive them.
+at a time and one JSON delta per line, as a streaming client would receive them. Every place
+where the output departs from the template's form (a deviation) goes to standard error with a
+caret under it; `--json` also prints them, as `{"message": ..., "deviations": [...]}` (streamed:
+a last line `{"deviations": [...]}`). A malformed output is not an error: exit status 0.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from typing import Any
 from analyzer.analysis.pipeline import analyze
 from analyzer.errors import AnalyzerError
 from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.parsing.deviations import Deviation
 from analyzer.parsing.options import REASONING_FORMATS, TOOL_CHOICES, ParseOptions
-from analyzer.peg import ParseProblem
 from analyzer.render.loading import load_template_file
 
 
@@ -47,6 +50,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--stream-chunk", type=int, metavar="N",
                         help="feed the output N characters at a time; print the deltas")
     parser.add_argument("--template-name", default=None, help="named template to use")
+    parser.add_argument("--json", action="store_true",
+                        help="print the message with its deviations: {\"message\", \"deviations\"}")
     parser.add_argument("--grammar", action="store_true",
                         help="also print the generated grammar (PEG rules) to standard error")
     parser.set_defaults(handler=run)
@@ -69,27 +74,33 @@ def run(args: argparse.Namespace) -> int:
         print(parser.dump(), file=sys.stderr)
     output = read_output(args.input)
     if args.stream_chunk is not None:
-        problems = print_deltas(parser, output, args.stream_chunk)
+        deviations = print_deltas(parser, output, args.stream_chunk)
+        if args.json:
+            print(json.dumps({"deviations": [d.to_dict() for d in deviations]},
+                             ensure_ascii=False))
     else:
         report = parser.parse_report(output, partial=args.partial)
-        print(json.dumps(report.message.to_dict(), ensure_ascii=False, indent=2))
-        problems = report.problems
-    for problem in problems:
-        print(f"note: {problem.message}\n{problem.context}", file=sys.stderr)
+        deviations = report.deviations
+        shown = {"message": report.message.to_dict(),
+                 "deviations": [d.to_dict() for d in deviations]} if args.json \
+            else report.message.to_dict()
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
+    for deviation in deviations:
+        print(f"deviation: {deviation.message}\n{deviation.context}", file=sys.stderr)
     return 0
 
 
-def print_deltas(parser: GeneratedParser, output: str, size: int) -> tuple[ParseProblem, ...]:
+def print_deltas(parser: GeneratedParser, output: str, size: int) -> tuple[Deviation, ...]:
     """Stream the output in chunks of size characters; print each delta as a JSON line.
 
-    Return where text was kept as text although a marker promised a call."""
+    Return where the output departs from the template's form."""
     stream = parser.stream()
     for at in range(0, len(output), size):
         for delta in stream.feed(output[at : at + size]):
             print(json.dumps(delta.to_dict(), ensure_ascii=False))
     for delta in stream.finish():
         print(json.dumps(delta.to_dict(), ensure_ascii=False))
-    return stream.problems
+    return stream.deviations
 
 
 def read_output(path: Path) -> str:

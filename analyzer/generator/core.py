@@ -17,9 +17,11 @@ from analyzer.generator.tools_tag_json import tag_json_calls
 from analyzer.generator.tools_tagged import tagged_calls
 from analyzer.handlers import choose_handler, handler_grammar
 from analyzer.model import Analysis, ToolFormat
+from analyzer.parsing.deviations import Deviation, collected, in_output
 from analyzer.parsing.mapper import to_message
 from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
+from analyzer.parsing.recovery import recovered_events
 from analyzer.parsing.stream import Delta, StreamParser
 
 ToolBuilder = Callable[[Build, Sequence[Mapping[str, Any]]], CallGrammar]
@@ -55,16 +57,12 @@ class GeneratedParser:
     def parse_report(self, output: str, *, partial: bool = False) -> ParseReport:
         """Parse a model output; also say where text was kept as text and why."""
         tail = self.prompt.tail
-        try:
-            result = self.parser.parse(tail + output, partial)
-        except p.PegParseError as exc:
-            if not tail or exc.offset < len(tail):
-                raise
-            # Report the position in the output, not in the prompt's tail read before it.
-            raise p.PegParseError(text=output, offset=exc.offset - len(tail),
-                                  expected=exc.expected, rule=exc.rule) from None
+        text = tail + output
+        events, complete = recovered_events(self.parser.start, text, partial)
+        result = p.ParseResult(text=text, events=tuple(events), complete=complete)
         problems = tuple(problem.shifted(tail) for problem in result.problems)
-        return ParseReport(to_message(result), problems)
+        deviations = in_output(collected(result.problems, result.notices), tail)
+        return ParseReport(to_message(result), problems, deviations)
 
     def stream(self) -> OutputStream:
         """Start parsing an output chunk by chunk."""
@@ -73,16 +71,20 @@ class GeneratedParser:
 
 @dataclass(frozen=True)
 class ParseReport:
-    """A parsed message, and where text was kept as text although a marker promised more
-    (a call marker that starts no valid call): positions in the output."""
+    """A parsed message, where text was kept as text although a marker promised more (a call
+    marker that starts no valid call), and every deviation: positions in the output."""
 
     message: Message
     problems: tuple[p.ParseProblem, ...] = ()
+    # Every departure from the template's form, in output order (problems included, as
+    # malformed calls kept as content); a clean output has none.
+    deviations: tuple[Deviation, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return the canonical JSON form."""
         return {"message": self.message.to_dict(),
-                "problems": [problem.to_dict() for problem in self.problems]}
+                "problems": [problem.to_dict() for problem in self.problems],
+                "deviations": [deviation.to_dict() for deviation in self.deviations]}
 
 
 class OutputStream:
@@ -94,10 +96,7 @@ class OutputStream:
         self.tail = tail
 
     def feed(self, chunk: str) -> list[Delta]:
-        """Add a chunk of output; return the deltas that became certain.
-
-        A PegParseError's position counts the prompt's tail read first: `exc.shifted(tail)`
-        places it in the output."""
+        """Add a chunk of output; return the deltas that became certain."""
         text, self.pending = self.pending + chunk, ""
         return self.stream.feed(text)
 
@@ -115,6 +114,11 @@ class OutputStream:
     def problems(self) -> tuple[p.ParseProblem, ...]:
         """Return where text was kept as text so far (positions in the output)."""
         return tuple(problem.shifted(self.tail) for problem in self.stream.problems)
+
+    @property
+    def deviations(self) -> tuple[Deviation, ...]:
+        """Return where the output departs from the template's form so far (in the output)."""
+        return in_output(self.stream.deviations, self.tail)
 
 
 def generate_parser(

@@ -8,9 +8,12 @@ template's exact rendering) has no deviation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
+
+from analyzer.peg import Notice, ParseProblem
 
 
 class DeviationKind(StrEnum):
@@ -94,3 +97,38 @@ def deviation_at(text: str, offset: int, kind: DeviationKind, action: DeviationA
     """Build a deviation at an offset of text, with its line, column and caret context."""
     line, column, context = locate(text, offset)
     return Deviation(kind, action, offset, line, column, expected, found, context)
+
+
+def from_notice(notice: Notice) -> Deviation:
+    """Turn a grammar's notice (a tolerance that fired) into a deviation."""
+    note = notice.note
+    return Deviation(DeviationKind(note.kind), DeviationAction(note.action), notice.offset,
+                     notice.line, notice.column, note.expected, notice.found, notice.context)
+
+
+def from_problem(problem: ParseProblem) -> Deviation:
+    """Turn a marker kept as text (what it started did not parse) into a deviation."""
+    expected = " or ".join(problem.expected) if problem.expected else "a call"
+    return Deviation(DeviationKind.MALFORMED_CALL, DeviationAction.KEPT_AS_CONTENT,
+                     problem.offset, problem.line, problem.column, expected, problem.found,
+                     problem.context)
+
+
+def collected(problems: Iterable[ParseProblem], notices: Iterable[Notice]) -> tuple[Deviation, ...]:
+    """Return the deviations of a parse's problems and notices, in output order."""
+    found = [*map(from_problem, problems), *map(from_notice, notices)]
+    return tuple(sorted(found, key=lambda d: d.offset))
+
+
+def shifted(deviation: Deviation, before: str) -> Deviation:
+    """Return the deviation placed after `before` is removed from the front of the text."""
+    line = deviation.line - before.count("\n")
+    column = deviation.column
+    if line == 1:
+        column -= len(before) - before.rfind("\n") - 1
+    return replace(deviation, offset=deviation.offset - len(before), line=line, column=column)
+
+
+def in_output(deviations: Iterable[Deviation], tail: str) -> tuple[Deviation, ...]:
+    """Place deviations found in `tail + output` in the output (those in the tail go)."""
+    return tuple(shifted(d, tail) for d in deviations if d.offset >= len(tail))

@@ -16,7 +16,9 @@ from functools import lru_cache
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
+from analyzer.parsing.healing import healing
 from analyzer.parsing.message import Message, ToolCall
+from analyzer.parsing.recovery import BROKEN
 from analyzer.peg import ParseResult, Role, ValueType, decode_json, normalize_python_json
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED
 from analyzer.peg.state import Event
@@ -168,6 +170,9 @@ class MessageBuilder:
 
     def _close(self, text: str, flags: int, info: Any) -> None:
         """Finish the current tool call (closing tagged arguments)."""
+        if info == BROKEN:
+            self._close_broken()
+            return
         call = self._call()
         call.closed = True
         self.split = True
@@ -176,6 +181,29 @@ class MessageBuilder:
         elif not call.args:
             self._args(call, "{}")
         joined(call.args)  # a streamed call holds one piece per chunk: keep one string
+
+    def _close_broken(self) -> None:
+        """Close a call the output broke off, its arguments healed into a JSON object (an
+        unfinished value that was being held back is dropped)."""
+        if not self.calls or self.calls[-1].closed:
+            return
+        call = self.calls[-1]
+        if call.name is None:  # broken before its name: nothing of it was sent
+            self.calls.pop()
+            return
+        call.buffered = []
+        call.closed = True
+        self.split = True
+        self._args(call, healing(joined(call.args)))
+        joined(call.args)
+
+    def open_call_events(self) -> list[Event]:
+        """Stand-in events for the call left open, if any (named or not), for recovery."""
+        if not self.calls or self.calls[-1].closed:
+            return []
+        named = self.calls[-1].name is not None
+        opened: Event = (Role.TOOL_OPEN, 0, 0, 0, None)
+        return [opened, (Role.TOOL_NAME, 0, 0, 0, None)] if named else [opened]
 
     def _name(self, text: str, flags: int, info: Any) -> None:
         """Name the current call and announce it with any arguments seen before the name."""

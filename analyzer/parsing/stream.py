@@ -20,9 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from analyzer.parsing.deviations import Deviation, collected
 from analyzer.parsing.mapper import Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
-from analyzer.peg import Expr, ParseProblem, Parser, Role
+from analyzer.parsing.recovery import Break, broken_at, rest_as_content
+from analyzer.peg import Expr, ParseProblem, Parser, PegParseError
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import resumed
 from analyzer.peg.parser import run
@@ -106,7 +108,11 @@ class StreamParser:
     """Parse a model output chunk by chunk."""
 
     def __init__(self, parser: Parser) -> None:
+        self.start: Expr = parser.start
         self.expr: Expr = parser.start
+        self.raw = False  # the grammar could not even start: the rest is content
+        self.broke = -1  # where the last break was (offset in the whole output)
+        self.restarted = 0  # where the grammar last started reading a new output
         self.buffer = ""
         self.origin = (0, 1, 1)  # offset, line, column of buffer[0] in the whole output
         self.builder = MessageBuilder(record=True)
@@ -128,35 +134,18 @@ class StreamParser:
         if quiet is not None and quiet[0].isdisjoint(chunk):
             deltas = self._quiet(quiet[1])
         else:
-            deltas = self._run()
+            deltas = self._advance(partial=True)
         if self.watch.pending:
             self.watch.settle(final=False)
         return deltas
 
-    def _run(self) -> list[Delta]:
-        """Run the grammar from the resume point over the buffer; keep the next resume point."""
-        result = run(self.expr, self.buffer, 0, partial=True, origin=self.origin,
-                     memo=self.memo)
-        deltas = self._emit(result.final_events())
-        self.quiet = None
-        if result.needs_more:
-            state = result.state
-            self.quiet = self._steady(state)
-            self.expr = resumed(state)
-            self._drop(state.resume_pos)
-        return deltas
-
     def _quiet(self, capture: Event | None) -> list[Delta]:
-        """Give a skipped run's deltas: its capture (never a problem) over the whole buffer."""
+        """Give a skipped run's deltas: its capture over the whole buffer."""
         size = len(self.buffer)
         deltas = []
         if capture is not None:
             role, _, _, flags, info = capture
-            self.builder.apply((role, 0, size, flags, info), self.buffer)
-            fragments = self.builder.take_fragments()
-            if len(fragments) > 1:
-                fragments = merge_fragments(fragments)
-            deltas = [delta_of(fragment) for fragment in fragments]
+            deltas = self._emit([(role, 0, size, flags, info)])
         self._drop(size)
         return deltas
 
@@ -175,17 +164,50 @@ class StreamParser:
             return None
         if not events:
             return wake, None
-        if events[0][1:3] != (0, size) or events[0][0] is Role.PROBLEM:
-            return None  # (problems are what the watch notes: skipped runs never have one)
+        if events[0][1:3] != (0, size):
+            return None
         return wake, events[0]
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
         self.finished = True
-        result = run(self.expr, self.buffer, 0, partial=False, origin=self.origin,
-                     memo=self.memo)
-        deltas = self._emit(result.final_events())
+        deltas = self._advance(partial=False)
         self.watch.settle(final=True)
+        return deltas
+
+    def _advance(self, partial: bool) -> list[Delta]:
+        """Run over the buffer, recovering at each break as a one-shot parse does."""
+        deltas: list[Delta] = []
+        self.quiet = None
+        while not self.raw:
+            try:
+                result = run(self.expr, self.buffer, 0, partial=partial, origin=self.origin,
+                             memo=self.memo)
+            except PegParseError as error:
+                deltas += self._break(broken_at(self.expr, self.buffer, error, self.origin,
+                                                self.memo, self.builder.open_call_events()))
+                continue
+            deltas += self._emit(result.final_events())
+            if result.needs_more:
+                state = result.state
+                self.quiet = self._steady(state)
+                self.expr = resumed(state)
+                self._drop(state.resume_pos)
+            return deltas
+        deltas += self._emit(rest_as_content(self.buffer, 0))
+        self._drop(len(self.buffer))
+        return deltas
+
+    def _break(self, found: Break) -> list[Delta]:
+        """Keep what came before a break, then read on from it as a new output."""
+        at = self.origin[0] + found.cut
+        self.raw = at == self.restarted  # nothing read since: the rest can only be content
+        if self.raw and self.broke == at:
+            return []  # the new output broke where the last one did: one note per place
+        deltas = self._emit(found.events)
+        self.expr, self.memo = self.start, {}
+        self._drop(found.cut)
+        self.broke = self.restarted = at
         return deltas
 
     def message(self) -> Message:
@@ -199,6 +221,13 @@ class StreamParser:
         A problem is listed once the rest of its line has arrived (or the stream finished),
         so that it quotes the same text as a one-shot parse does."""
         return tuple(self.watch.found)
+
+    @property
+    def deviations(self) -> tuple[Deviation, ...]:
+        """Return where the output departs from the template's form (so far), in order.
+
+        Like problems, each is listed once the rest of its line has arrived."""
+        return collected(self.watch.found, self.watch.notices)
 
     def _emit(self, events: list[Event]) -> list[Delta]:
         """Map final events to deltas (and note the problems among them)."""

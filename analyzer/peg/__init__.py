@@ -43,6 +43,7 @@ from analyzer.peg.builder import (
     literal,
     literals,
     not_followed_by,
+    noted,
     one_of,
     one_or_more,
     optional,
@@ -67,6 +68,7 @@ from analyzer.peg.diagnostics import ParseProblem
 from analyzer.peg.errors import PegParseError
 from analyzer.peg.expressions import Expr, Rule, choice, sequence
 from analyzer.peg.json_values import ValueType, conforms, decode_json, normalize_python_json
+from analyzer.peg.notes import Note, Notice
 from analyzer.peg.parser import Parser, Run, run
 from analyzer.peg.result import Captured, ParseResult
 from analyzer.peg.roles import Role
@@ -74,6 +76,8 @@ from analyzer.peg.roles import Role
 __all__ = [
     "Captured",
     "Expr",
+    "Note",
+    "Notice",
     "ParseProblem",
     "ParseResult",
     "Parser",
@@ -104,6 +108,7 @@ __all__ = [
     "literals",
     "normalize_python_json",
     "not_followed_by",
+    "noted",
     "one_of",
     "one_or_more",
     "optional",

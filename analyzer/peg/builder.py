@@ -25,6 +25,7 @@ from analyzer.peg.expressions import (
     sequence,
 )
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue, ValueType
+from analyzer.peg.notes import Note, Noted
 from analyzer.peg.roles import Role
 from analyzer.peg.scanning import End, Literal, Regex, Rest, Space, Until
 
@@ -114,6 +115,11 @@ def kept_as_text(item: Expr, attempt: Expr, progress: bool = False) -> Expr:
 
     progress=True: only when attempt got somewhere before failing."""
     return KeptAsText(item, attempt, progress)
+
+
+def noted(item: Expr, kind: str, action: str, expected: str) -> Expr:
+    """Match item, text that departs from the template's form; record a deviation over it."""
+    return Noted(item, Note(kind, action, expected))
 
 
 def rule(name: str, body: Expr | None = None) -> Rule:

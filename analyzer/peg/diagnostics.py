@@ -21,6 +21,7 @@ from analyzer.peg.errors import (
     line_and_column,
 )
 from analyzer.peg.expressions import Expr
+from analyzer.peg.notes import FOUND_SHOWN, Notice, notice_of
 from analyzer.peg.roles import Role
 from analyzer.peg.state import FAIL, Event, MatchState
 
@@ -162,16 +163,20 @@ def problem_of(event: Event, text: str, origin: tuple[int, int, int] = (0, 1, 1)
 def seen_enough(text: str, event: Event) -> bool:
     """Tell whether text shows all a PROBLEM event's description quotes (its line's end, or
     as much as the caret context and the found snippet show)."""
-    failure: Failure = event[4]
-    need = max(CONTEXT_WIDTH, found_size(failure.expected)) + 1
-    return len(text) >= failure.offset + need or "\n" in text[failure.offset :]
+    if event[0] is Role.DEVIATION:  # quotes its own span, then the caret line
+        offset, need = event[1], max(CONTEXT_WIDTH, FOUND_SHOWN) + 1
+    else:
+        failure: Failure = event[4]
+        offset, need = failure.offset, max(CONTEXT_WIDTH, found_size(failure.expected)) + 1
+    return len(text) >= offset + need or "\n" in text[offset:]
 
 
 def moved(event: Event, by: int) -> Event:
-    """Return a PROBLEM event for a text with `by` more characters in front."""
-    role, start, end, flags, failure = event
-    shifted = Failure(failure.offset + by, failure.expected, failure.rule)
-    return (role, start + by, end + by, flags, shifted)
+    """Return a PROBLEM (or DEVIATION) event for a text with `by` more characters in front."""
+    role, start, end, flags, info = event
+    if role is Role.PROBLEM:
+        info = Failure(info.offset + by, info.expected, info.rule)
+    return (role, start + by, end + by, flags, info)
 
 
 def problems_of(
@@ -182,7 +187,8 @@ def problems_of(
 
 
 class ProblemWatch:
-    """Collect the problems of a stream, each once the text it quotes has arrived.
+    """Collect the problems (and deviation notices) of a stream, each once the text it
+    quotes has arrived.
 
     A stream learns of a problem as soon as it is certain, often right after the offending
     character; its found snippet and caret line are built once the line is complete (or
@@ -195,15 +201,17 @@ class ProblemWatch:
         self.line_head = ""  # the current line's text before the stream's buffer
         self.pending: list[tuple[Event, str, tuple[int, int, int]]] = []
         self.found: list[ParseProblem] = []
+        self.notices: list[Notice] = []
 
     def received(self, chunk: str) -> None:
         """Add a chunk to the text of the problems still waiting for theirs."""
         self.pending = [(event, text + chunk, origin) for event, text, origin in self.pending]
 
     def noted(self, events: list[Event], buffer: str, origin: tuple[int, int, int]) -> None:
-        """Take the PROBLEM events among a run's final events (positions in buffer)."""
+        """Take the PROBLEM and DEVIATION events among a run's final events (positions in
+        buffer)."""
         for event in events:
-            if event[0] is Role.PROBLEM:
+            if event[0] is Role.PROBLEM or event[0] is Role.DEVIATION:
                 head = len(self.line_head)
                 start = (origin[0] - head, origin[1], origin[2] - head)
                 self.pending.append((moved(event, head), self.line_head + buffer, start))
@@ -217,8 +225,10 @@ class ProblemWatch:
         """Describe the problems whose text is complete (all of them when final)."""
         waiting = []
         for event, text, origin in self.pending:
-            if final or seen_enough(text, event):
-                self.found.append(problem_of(event, text, origin))
-            else:
+            if not (final or seen_enough(text, event)):
                 waiting.append((event, text, origin))
+            elif event[0] is Role.DEVIATION:
+                self.notices.append(notice_of(event, text, origin))
+            else:
+                self.found.append(problem_of(event, text, origin))
         self.pending = waiting

@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import Any
 
 from analyzer.peg.diagnostics import ParseProblem, problems_of
+from analyzer.peg.notes import Notice, notices_of
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.state import Event
 
@@ -69,6 +70,11 @@ class ParseResult:
     def problems(self) -> tuple[ParseProblem, ...]:
         """Return where text was kept as text although a marker in it promised more."""
         return tuple(problems_of(self.events, self.text))
+
+    @cached_property
+    def notices(self) -> tuple[Notice, ...]:
+        """Return where text was read although it departs from the template's form."""
+        return tuple(notices_of(self.events, self.text))
 
     def by_role(self, role: Role) -> tuple[Captured, ...]:
         """Return the captures of one role, in input order."""

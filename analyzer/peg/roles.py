@@ -19,6 +19,7 @@ class Role(StrEnum):
     ARG_STRING_VALUE = "arg-string-value"
     ARG_JSON_VALUE = "arg-json-value"
     PROBLEM = "problem"  # text kept as text although a marker in it promised structure
+    DEVIATION = "deviation"  # text read although it departs from the template's form (a Note)
 
 
 # Event flags, kept as int bits because events are built in the hot loop.

@@ -23,6 +23,7 @@ __all__ = [
     "analyzer_version",
     "load_named_templates",
     "load_pasted",
+    "verify_report",
 ]
 
 
@@ -65,3 +66,11 @@ def analyze_template(template: Template) -> str:
 def load_file(data: bytes, filename: str, template_name: str | None = None) -> TemplateSource:
     """Read one named chat template (the default one when no name is given) from a file."""
     return loading.load_template_bytes(data, filename=filename, template_name=template_name)
+
+
+def verify_report(template: Template, result_json: str) -> str:
+    """Round-trip a stored template through its analysis' parser and grammar: canonical JSON."""
+    from analyzer.checks.verify import verification_to_json, verify_template
+
+    analysis = analyzer.analysis_from_json(result_json)
+    return verification_to_json(verify_template(source_of(template), analysis=analysis))

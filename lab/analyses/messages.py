@@ -53,6 +53,16 @@ class ProblemPayload(TypedDict):
     kept: str  # the marker kept as text; "" when the parse stopped here
 
 
+class DeviationPayload(TypedDict):
+    kind: str
+    action: str  # accepted, kept_as_content or dropped
+    message: str
+    offset: int
+    line: int
+    column: int
+    context: str  # the output's line with a caret line under it
+
+
 class StateMessage(TypedDict):
     """Server: the message parsed so far."""
 
@@ -62,6 +72,7 @@ class StateMessage(TypedDict):
     tool_calls: list[ToolCallPayload]
     delta_count: int
     problems: list[ProblemPayload]
+    deviations: list[DeviationPayload]
 
 
 class UnavailableMessage(TypedDict):
@@ -101,5 +112,17 @@ def state_message(state: LiveState) -> StateMessage:
                 "kept": p.kept,
             }
             for p in state.problems
+        ],
+        "deviations": [
+            {
+                "kind": d.kind,
+                "action": d.action,
+                "message": d.message,
+                "offset": d.offset,
+                "line": d.line,
+                "column": d.column,
+                "context": d.context,
+            }
+            for d in state.deviations
         ],
     }

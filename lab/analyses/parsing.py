@@ -6,7 +6,7 @@ analysis JSON and the page's request options into the analyzer's parser, grammar
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,6 +15,7 @@ from analyzer.canonical import analysis_from_json
 from analyzer.errors import AnalyzerError
 from analyzer.gbnf import build_tool_grammar
 from analyzer.generator import OutputStream, generate_parser
+from analyzer.parsing.deviations import Deviation
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.stream import Delta
 from analyzer.peg import PegParseError
@@ -80,6 +81,19 @@ class ParseProblem:
 
 
 @dataclass(frozen=True)
+class DeviationView:
+    """Where the output departs from the template's form, and what the parser did with it."""
+
+    kind: str
+    action: str  # accepted, kept_as_content or dropped
+    message: str  # where, what was expected, what was found, what was done
+    offset: int
+    line: int
+    column: int
+    context: str  # the line with a caret under the offset
+
+
+@dataclass(frozen=True)
 class LiveState:
     """What the streaming parser has made of the text so far."""
 
@@ -90,6 +104,7 @@ class LiveState:
     # Markers kept as text because no valid call followed, then the error that stopped the
     # parse, if one did.
     problems: tuple[ParseProblem, ...] = ()
+    deviations: tuple[DeviationView, ...] = ()  # in output order
 
 
 class LiveParser:
@@ -147,7 +162,13 @@ class LiveParser:
             tool_calls=calls,
             delta_count=self._delta_count,
             problems=kept + ((self.error,) if self.error is not None else ()),
+            deviations=tuple(_view(d) for d in self._stream.deviations),
         )
+
+
+def _view(deviation: Deviation) -> DeviationView:
+    return DeviationView(str(deviation.kind), str(deviation.action), deviation.message,
+                         deviation.offset, deviation.line, deviation.column, deviation.context)
 
 
 def _kept_as_text(problem: peg.ParseProblem) -> ParseProblem:
@@ -251,3 +272,48 @@ def _parse_options(options: ParserOptions) -> ParseOptions:
         tool_choice=options.tool_choice,
         json_schema=options.json_schema,
     )
+
+
+def parse_report(result_json: str, options: ParserOptions, output: str,
+                 partial: bool = False) -> dict[str, Any]:
+    """Parse a whole model output: the OpenAI message, where text stayed text, and every
+    deviation from the template's form ({"message", "problems", "deviations"}).
+
+    Raises AnalyzerError when no parser can be generated or the output cannot be read (a
+    PegParseError carries offset, line, column and the failing line with a caret).
+    """
+    parser = generate_parser(analysis_from_json(result_json), _parse_options(options))
+    return parser.parse_report(output, partial=partial).to_dict()
+
+
+def stream_events(result_json: str, options: ParserOptions, output: str,
+                  chunk: int) -> Iterator[dict[str, Any]]:
+    """Feed the output `chunk` characters at a time; yield each delta, then the final report.
+
+    Events are {"type": "delta", "delta": {...}}, then {"type": "done", "message": {...},
+    "problems": [...], "deviations": [...]}, or {"type": "error", "error": {...}} if the
+    parse stops.
+    """
+    parser = generate_parser(analysis_from_json(result_json), _parse_options(options))
+    stream = parser.stream()
+    try:
+        for at in range(0, len(output), chunk):
+            yield from ({"type": "delta", "delta": d.to_dict()}
+                        for d in stream.feed(output[at : at + chunk]))
+        yield from ({"type": "delta", "delta": d.to_dict()} for d in stream.finish())
+    except AnalyzerError as exc:
+        yield {"type": "error", "error": error_payload(exc)}
+        return
+    yield {"type": "done", "message": stream.message().to_dict(),
+           "problems": [problem.to_dict() for problem in stream.problems],
+           "deviations": [deviation.to_dict() for deviation in stream.deviations]}
+
+
+def error_payload(exc: AnalyzerError) -> dict[str, Any]:
+    """Describe an analyzer error for a JSON client: its message, and where for parse errors."""
+    payload: dict[str, Any] = {"code": "parse_error" if isinstance(exc, PegParseError)
+                               else "analyzer_error", "message": str(exc)}
+    if isinstance(exc, PegParseError):
+        payload.update(offset=exc.offset, line=exc.line, column=exc.column,
+                       context=exc.context)
+    return payload

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from lab.analyses import views
+from lab.analyses import exports, parse_api, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -21,4 +21,9 @@ urlpatterns = [
         "api/analyses/<int:pk>/result.json", views.api_analysis_result, name="api-analysis-result"
     ),
     path("api/templates/<str:sha256>/", views.api_template, name="api-template"),
+    path("api/analyses/<int:pk>/parse", parse_api.parse_output, name="api-analysis-parse"),
+    path("a/<int:pk>/grammar.gbnf", exports.grammar_file, name="analysis-grammar-file"),
+    path("a/<int:pk>/parser.txt", exports.parser_file, name="analysis-parser-file"),
+    path("a/<int:pk>/analysis.json", exports.analysis_file, name="analysis-json-file"),
+    path("a/<int:pk>/verify.json", exports.verify_file, name="analysis-verify-file"),
 ]

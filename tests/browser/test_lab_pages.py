@@ -127,7 +127,7 @@ def test_parser_and_grammar_panels_regenerate_with_new_options(page: Page, qwen3
     expect(page.locator("#parser-panel .meta")).not_to_contain_text("lazy grammar")
 
 
-def test_a_call_to_an_unknown_function_shows_why_it_stayed_text_with_a_caret(
+def test_a_call_to_an_unknown_function_is_a_deviation_shown_with_its_caret(
     page: Page, qwen3: str, screenshot: Callable[..., Path]
 ) -> None:
     paste_and_wait(page, qwen3)
@@ -136,14 +136,15 @@ def test_a_call_to_an_unknown_function_shows_why_it_stayed_text_with_a_caret(
     name = "<img src=x onerror=window.__xss=3>"
     box = page.locator("#live-input")
     box.fill('<tool_call>\n{"name": "' + name + '", "arguments": {}}\n</tool_call>')
-    problem = page.locator("#live-problem .problem-entry")
-    expect(problem).to_have_count(1, timeout=15_000)
-    expect(problem.locator(".problem-message")).to_contain_text(
-        "`<tool_call>` at offset 0 kept as text: expected `get_weather` at offset 22 "
-        "(line 2, column 11)"
+    deviation = page.locator("#live-deviations .deviation-entry")
+    expect(deviation).to_have_count(1, timeout=15_000)
+    expect(deviation).to_have_attribute("data-kind", "malformed_call")
+    expect(deviation.locator(".deviation-message")).to_contain_text(
+        "line 2, column 11 (offset 22): malformed_call: expected `get_weather`"
     )
+    expect(deviation.locator(".deviation-message")).to_contain_text("kept as content")
     # The failing line (windowed when long), then a caret under the name's first character.
-    context = problem.locator(".problem-context")
+    context = deviation.locator(".deviation-context")
     expect(context).to_have_text(re.compile(r'^\{"name": "' + re.escape(name)))
     expect(context).to_have_text(re.compile("\n" + " " * 10 + r"\^$"))
     expect(page.locator("#live-tool-calls .tool-call")).to_have_count(0)
@@ -154,6 +155,7 @@ def test_a_call_to_an_unknown_function_shows_why_it_stayed_text_with_a_caret(
     # Fixing the name makes it a call again; the problem goes away.
     box.fill('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>')
     expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather")
+    expect(page.locator("#live-deviations")).to_be_hidden()
     expect(page.locator("#live-problem")).to_be_hidden()
 
 

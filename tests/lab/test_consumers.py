@@ -93,7 +93,7 @@ def test_text_streamed_in_chunks_comes_back_parsed(done_analysis: Analysis) -> N
     expected = json.loads(sample[start : sample.rindex("</tool_call>")])
     assert call["name"] == expected["name"] == "get_weather"
     assert json.loads(call["arguments"]) == expected["arguments"]
-    assert final["problems"] == [] and final["delta_count"] > 0
+    assert final["problems"] == [] and final["deviations"] == [] and final["delta_count"] > 0
 
 
 def test_a_reset_replaces_the_text_and_options_restart_the_parse(done_analysis: Analysis) -> None:
@@ -135,3 +135,7 @@ def test_a_marker_kept_as_text_comes_back_as_a_problem_with_its_caret(
     }
     assert problem["context"].endswith("\n" + " " * 10 + "^")
     assert problem["message"].startswith("`<tool_call>` at offset 0 kept as text: expected")
+    [deviation] = final["deviations"]
+    assert (deviation["kind"], deviation["action"], deviation["offset"]) == (
+        "malformed_call", "kept_as_content", 22)
+    assert deviation["context"] == problem["context"]

@@ -15,7 +15,7 @@
     const input = $("live-input");
     const ui = {
       connection: $("live-connection"), deltas: $("live-deltas"), notice: $("live-notice"),
-      problem: $("live-problem"), reasoning: $("live-reasoning"), content: $("live-content"),
+      problem: $("live-problem"), deviations: $("live-deviations"), reasoning: $("live-reasoning"), content: $("live-content"),
       toolCalls: $("live-tool-calls"),
     };
     let socket = null;
@@ -108,7 +108,8 @@
       ui.content.textContent = message.content;
       ui.deltas.textContent = message.delta_count + " deltas";
       ui.toolCalls.replaceChildren(...message.tool_calls.map(toolCallElement));
-      renderProblems(message.problems);
+      renderProblems(message.problems.filter((problem) => !problem.kept));
+      renderDeviations(message.deviations || []);
       section.dataset.liveState = "parsed";
     }
 
@@ -129,7 +130,7 @@
       try { return JSON.stringify(JSON.parse(text), null, 2); } catch (error) { return text; }
     }
 
-    // Markers kept as text (no valid call followed them), then an error that stopped the parse.
+    // An error that stopped the parse (markers kept as text are listed as deviations).
     function renderProblems(problems) {
       ui.problem.hidden = problems.length === 0;
       ui.problem.replaceChildren(...problems.map(problemElement));
@@ -145,6 +146,27 @@
       const context = document.createElement("pre");
       context.className = "problem-context";
       context.textContent = problem.context;
+      box.append(message, context);
+      return box;
+    }
+
+    // Where the output departs from the template's form: kind, what was done, and the line
+    // with a caret under the place.
+    function renderDeviations(deviations) {
+      ui.deviations.hidden = deviations.length === 0;
+      ui.deviations.replaceChildren(...deviations.map(deviationElement));
+    }
+
+    function deviationElement(deviation) {
+      const box = document.createElement("div");
+      box.className = "deviation-entry " + deviation.action;
+      box.dataset.kind = deviation.kind;
+      const message = document.createElement("p");
+      message.className = "deviation-message";
+      message.textContent = deviation.message;
+      const context = document.createElement("pre");
+      context.className = "deviation-context";
+      context.textContent = deviation.context;
       box.append(message, context);
       return box;
     }

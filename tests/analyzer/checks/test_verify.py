@@ -392,3 +392,11 @@ def test_the_corpus_is_present_or_skipped_with_a_reason() -> None:
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
     assert len(corpus_names()) >= 60
+
+
+@pytest.mark.parametrize("name", corpus_names())
+def test_the_templates_own_renderings_read_without_deviations(name: str) -> None:
+    _, verification = corpus_verification(name)
+    deviating = [(c.case, d) for c in verification.cases for d in c.differences
+                 if d.startswith("deviation on the template's own rendering")]
+    assert deviating == []

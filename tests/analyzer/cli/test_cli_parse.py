@@ -108,15 +108,17 @@ def test_a_missing_output_file_is_a_clear_error(tmp_path: Path,
     assert status == 2 and "none.txt: cannot read the file" in err
 
 
-def test_an_output_that_does_not_parse_shows_where(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_malformed_output_exits_zero_and_says_where(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "output.txt"
     output.write_text('<function=get_weather>{"city": }</function>', encoding="utf-8")
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(TOOLS), encoding="utf-8")
-    status, _, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
-                         "--tools", str(tools))
-    assert status == 2 and "expected" in err and "^" in err
+    status, out, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
+                           "--tools", str(tools))
+    assert status == 0 and json.loads(out)["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert err.startswith("deviation: line 1, column 32 (offset 31): malformed_call: expected ")
+    assert err.rstrip().endswith(" " * 31 + "^")
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -131,6 +133,31 @@ def test_a_marker_kept_as_text_is_noted_on_standard_error(
     status, out, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
                            "--tools", str(tools), *chunking)
     assert status == 0 and "<function=get_we" in out  # kept as content
-    assert err.startswith("note: `<function=` at offset 3 kept as text: expected `get_weather` "
-                          "at offset 13 (line 1, column 14), found `get_wether>`\n")
+    assert err.startswith("deviation: line 1, column 14 (offset 13): malformed_call: expected "
+                          "`get_weather`, found `get_wether>`; kept as content\n")
     assert err.rstrip().endswith(" " * 13 + "^")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_json_output_lists_the_deviations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: bool
+) -> None:
+    output = tmp_path / "output.txt"
+    output.write_text('Hi <function=get_wether>{"city": "Oslo"}</function>', encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+    chunking = ["--stream-chunk", "3"] if stream else []
+    status, out, _ = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
+                         "--tools", str(tools), "--json", *chunking)
+    last = out.strip().splitlines()[-1] if stream else out
+    deviations = json.loads(last)["deviations"]
+    assert status == 0 and [d["kind"] for d in deviations] == ["malformed_call"]
+    assert deviations[0]["action"] == "kept_as_content" and deviations[0]["offset"] == 13
+
+
+def test_a_clean_output_has_no_deviation(files: tuple[Path, Path],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    output, tools = files
+    status, out, err = run(capsys, str(FORMATS / "tools_tagged.jinja"), "--input", str(output),
+                           "--tools", str(tools), "--json")
+    assert status == 0 and json.loads(out)["deviations"] == [] and err == ""

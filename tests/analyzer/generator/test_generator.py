@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 
 from analyzer.analysis.pipeline import analyze
-from analyzer.generator import PromptContext, generate_parser, parse_output
+from analyzer.generator import ParseReport, PromptContext, generate_parser, parse_output
 from analyzer.model import Analysis
 from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.stream import accumulate
-from analyzer.peg import PegParseError
 from analyzer.render.loading import load_template_file
 
 FORMATS = Path(__file__).resolve().parents[3] / "templates_corpus" / "formats"
@@ -321,16 +320,30 @@ def test_tool_choice_none_leaves_calls_as_text() -> None:
     assert (message.content, message.tool_calls) == (output, ())
 
 
-def test_a_broken_call_is_an_error_with_a_trace() -> None:
-    with pytest.raises(PegParseError, match=r"expected .* at offset \d+"):
-        parse("tools_tag_json", '<function=get_weather>{"city": }</function>')
+def report(name: str, output: str, **options: Any) -> ParseReport:
+    options.setdefault("tools", TOOLS)
+    parser = generate_parser(analysis_of(name), ParseOptions.make(**options))
+    return parser.parse_report(output)
 
 
-def test_an_error_is_placed_in_the_output_not_in_the_prompts_tail() -> None:
-    schema = {"type": "object"}
-    with pytest.raises(PegParseError, match=r"at offset 18 \(line 1, column 19\)"):
-        parse("think_forced_open", 'plan</think>{"a": }', enable_thinking=True,
-              json_schema=schema)
+def test_a_broken_call_keeps_what_was_read_and_is_a_malformed_call() -> None:
+    output = '<function=get_weather>{"city": }</function> then <function=get_weather>{}</function>'
+    result = report("tools_tag_json", output)
+    # The broken call keeps its name, its arguments so far are closed into an object; the
+    # text from the break on is read again: its sibling call is kept.
+    assert calls(result.message) == [("get_weather", {"city": None}, ""),
+                                     ("get_weather", {}, "")]
+    [deviation] = result.deviations
+    assert (deviation.kind, deviation.action) == ("malformed_call", "kept_as_content")
+    assert deviation.offset == output.index("}") and "JSON value" in deviation.expected
+
+
+def test_a_break_is_placed_in_the_output_not_in_the_prompts_tail() -> None:
+    result = report("think_forced_open", 'plan</think>{"a": }', enable_thinking=True,
+                    json_schema={"type": "object"})
+    [deviation] = result.deviations
+    assert (deviation.offset, deviation.line, deviation.column) == (18, 1, 19)
+    assert result.message.reasoning_content.strip() == "plan"
 
 
 # Partial output ----------------------------------------------------------------------------
@@ -558,17 +571,16 @@ def test_text_after_calls_with_unmarked_ids_is_not_held_back() -> None:
     assert calls(stream.message()) == [("get_weather", {"city": "Paris"}, "call_7")]
 
 
-def test_a_stream_error_is_placed_in_the_output_once_shifted_past_the_prompts_tail() -> None:
+def test_a_stream_break_is_placed_in_the_output_past_the_prompts_tail() -> None:
     parser = generate_parser(analysis_of("think_forced_open"), ParseOptions.make(
         enable_thinking=True, json_schema={"type": "object"}))
     tail = parser.prompt.tail
     assert tail, "the template's prompt must leave a tail to read"
     stream = parser.stream()
-    with pytest.raises(PegParseError) as caught:
-        for char in 'plan</think>{"a": }':
-            stream.feed(char)
-        stream.finish()
-    assert caught.value.offset == len(tail) + 18  # positions count the tail the stream read
-    moved = caught.value.shifted(tail)
-    assert (moved.offset, moved.line, moved.column) == (18, 1, 19)
-    assert str(moved).startswith("expected a JSON value at offset 18 (line 1, column 19)")
+    for char in 'plan</think>{"a": }':
+        stream.feed(char)
+    stream.finish()
+    [deviation] = stream.deviations
+    assert (deviation.offset, deviation.line, deviation.column) == (18, 1, 19)
+    assert deviation.message.startswith("line 1, column 19 (offset 18): malformed_call: "
+                                        "expected a JSON value")

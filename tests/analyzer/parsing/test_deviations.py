@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from analyzer import peg as p
 from analyzer.parsing.deviations import (
     Deviation,
     DeviationAction,
     DeviationKind,
+    collected,
     deviation_at,
+    in_output,
     locate,
 )
 
@@ -32,3 +35,19 @@ def test_the_message_says_where_what_was_expected_found_and_done() -> None:
     assert deviation.message == (
         "line 1, column 1 (offset 0): repeated_reasoning_start: expected one `<think>`, "
         "found `<think><think>`; accepted")
+
+
+def test_problems_fold_into_malformed_calls_kept_as_content_in_output_order() -> None:
+    head = p.literal("<f>") + p.literal("name")
+    noted = p.noted(p.literal("</s>"), "trailing_eos", "dropped", "end of output")
+    grammar = p.Parser(p.content(p.until("<f>", "</s>"))
+                       + p.zero_or_more(p.choice(p.kept_as_text(p.content(p.literal("<f>")), head),
+                                                 noted) + p.content(p.until("<f>", "</s>"))))
+    result = grammar.parse("x<f>nope</s>")
+    deviations = collected(result.problems, result.notices)
+    assert [(d.kind, d.action, d.offset) for d in deviations] == [
+        (DeviationKind.MALFORMED_CALL, DeviationAction.KEPT_AS_CONTENT, 4),
+        (DeviationKind.TRAILING_EOS, DeviationAction.DROPPED, 8)]
+    assert deviations[0].expected == "`name`" and deviations[0].found == "`nope</s>`"
+    moved = in_output(deviations, "x<f>")
+    assert [(d.offset, d.column) for d in moved] == [(0, 1), (4, 5)]

@@ -12,9 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer import peg as p
+from analyzer.parsing.deviations import collected
 from analyzer.parsing.mapper import to_message
 from analyzer.parsing.message import Message
+from analyzer.parsing.recovery import recovered_events
 from analyzer.parsing.stream import Accumulator, Delta, StreamParser, accumulate, stream_parse
+from analyzer.peg.expressions import resumed
+from analyzer.peg.parser import run
 from bench.handbuilt import GRAMMARS
 
 BENCH = Path(__file__).resolve().parents[3] / ".." / "shared" / "bench-inputs"
@@ -169,15 +173,13 @@ def test_stream_and_one_shot_agree_on_arbitrary_text_including_errors(
 ) -> None:
     parser = PARSERS["reasoning-hermes"]
     text = "".join(pieces)
-    try:
-        expected: Message | None = to_message(parser.parse(text))
-    except p.PegParseError:
-        expected = None
-    try:
-        actual: Message | None = streamed(parser, data.draw(chunkings(text)))
-    except p.PegParseError:
-        actual = None
-    assert actual == expected
+    events, _ = recovered_events(parser.start, text, partial=False)
+    expected = to_message(p.ParseResult(text=text, events=tuple(events), complete=True))
+    stream = StreamParser(parser)
+    deltas = [d for chunk in data.draw(chunkings(text)) for d in stream.feed(chunk)]
+    assert accumulate(deltas + stream.finish()) == expected
+    one_shot = p.ParseResult(text=text, events=tuple(events), complete=True)
+    assert stream.deviations == collected(one_shot.problems, one_shot.notices)
 
 
 def test_deltas_announce_a_call_with_its_name_before_argument_fragments() -> None:
@@ -214,14 +216,16 @@ def test_content_streams_before_the_output_ends() -> None:
     assert stream.finish() == [Delta(content="<func")]
 
 
-def test_stream_errors_report_offsets_in_the_whole_output() -> None:
+def test_a_stream_break_is_a_deviation_placed_in_the_whole_output() -> None:
     stream = StreamParser(PARSERS["functionary"])
     stream.feed('Hi\nthere <function=search>{"q": 1}</function>')
-    with pytest.raises(p.PegParseError) as caught:
-        stream.feed("<function=nope>")
+    stream.feed("<function=nope>")
+    stream.finish()
     text = 'Hi\nthere <function=search>{"q": 1}</function><function=nope>'
-    assert caught.value.offset == text.index("nope")
-    assert (caught.value.line, caught.value.column) == (2, text.index("nope") - 2)
+    [deviation] = stream.deviations
+    assert (deviation.kind, deviation.offset) == ("malformed_call", text.index("nope"))
+    assert (deviation.line, deviation.column) == (2, text.index("nope") - 2)
+    assert [c.name for c in stream.message().tool_calls] == ["search"]  # the sibling stays
 
 
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
@@ -468,16 +472,16 @@ def test_a_resume_point_inside_nested_rules_stays_flat() -> None:
     assert max(depths[-3:]) <= 3
 
 
-@pytest.mark.parametrize("size", [1, 2, 5])
-def test_an_error_after_resuming_names_the_rule_a_one_shot_parse_names(size: int) -> None:
+@pytest.mark.parametrize("cut", [8, 12, 26, 29])
+def test_an_error_after_resuming_names_the_rule_a_one_shot_parse_names(cut: int) -> None:
     parser, text = nested_rules(), "hi <c><v>abc</v></c> <c><v>de</v>x"
     with pytest.raises(p.PegParseError) as one_shot:
         parser.parse(text)
-    stream = StreamParser(parser)
-    with pytest.raises(p.PegParseError) as streamed_error:
-        for at in range(0, len(text), size):
-            stream.feed(text[at : at + size])
-        stream.finish()
-    assert one_shot.value.rule == streamed_error.value.rule == "call"
-    assert (streamed_error.value.offset, streamed_error.value.expected) == (
-        one_shot.value.offset, one_shot.value.expected)
+    first = run(parser.start, text[:cut], 0, partial=True)
+    assert first.needs_more
+    rest = text[first.state.resume_pos :]
+    with pytest.raises(p.PegParseError) as resumed_error:
+        run(resumed(first.state), rest, 0, partial=False)
+    assert one_shot.value.rule == resumed_error.value.rule == "call"
+    assert resumed_error.value.expected == one_shot.value.expected
+    assert first.state.resume_pos + resumed_error.value.offset == one_shot.value.offset

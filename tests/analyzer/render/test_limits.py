@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from analyzer.errors import RenderLimitError, TemplateRenderError
-from analyzer.render.limits import RenderLimits, text_size
+from analyzer.render.limits import Budget, LimitExceeded, RenderLimits, text_size
 from analyzer.render.template import ChatTemplate
 
 QUICK = RenderLimits(max_seconds=0.2)
@@ -230,3 +232,26 @@ def test_nesting_too_deep_to_compile_is_a_recursion_limit() -> None:
         ChatTemplate("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}")
     assert caught.value.limit == "recursion"
     assert str(caught.value) == "the template nests blocks or expressions too deeply to compile"
+
+
+
+def test_time_spent_waiting_for_the_cpu_does_not_count_against_the_time_limit() -> None:
+    # On a busy machine the wall-clock deadline passes while the render waits for the CPU:
+    # the limit counts the CPU time the render used, so the same template renders the same way.
+    budget = Budget(QUICK, deadline=time.perf_counter() - 0.1)  # wall time is up, CPU is not
+    budget.tick()
+    assert budget.deadline > time.perf_counter()
+
+
+def test_a_render_that_used_its_cpu_time_stops() -> None:
+    budget = Budget(QUICK, deadline=time.perf_counter() - 0.1)
+    budget.cpu_start -= QUICK.max_seconds  # as if it had computed for its whole allowance
+    with pytest.raises(LimitExceeded, match=r"rendering took longer than 0.2 s"):
+        budget.tick()
+
+
+def test_a_starved_render_still_stops_at_its_wall_clock_cap() -> None:
+    budget = Budget(QUICK, deadline=time.perf_counter() - 0.1)
+    budget.wall_cap = time.perf_counter() - 0.01
+    with pytest.raises(LimitExceeded):
+        budget.tick()

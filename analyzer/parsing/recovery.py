@@ -1,0 +1,95 @@
+"""Recovery: one broken part never fails the whole message.
+
+Where the grammar cannot go on (a call's JSON breaks off, a marker the call needs is not
+there), the parse does what a stream would have done up to that point: it keeps everything
+certain before the break (the calls before it, the broken call with the arguments read so
+far), closes the broken call (its arguments healed into a JSON object), notes a
+`malformed_call` deviation at the break, and reads the text from the break on as a new
+output (content, later calls). One-shot parses and streams break at the same place and keep
+the same events, so a stream still adds up to the one-shot message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.peg import Expr, Note, PegParseError, Role, run
+from analyzer.peg.diagnostics import moved
+from analyzer.peg.roles import PARTIAL
+from analyzer.peg.state import Event
+
+# TOOL_CLOSE info of a break: close the open call, if any, healing its arguments.
+BROKEN = "broken"
+
+
+@dataclass(frozen=True)
+class Break:
+    """A place where the grammar could not go on: final events before it, then the break."""
+
+    cut: int  # where the text is read again as a new output (positions in the run's text)
+    events: list[Event]
+
+
+def broken_at(expr: Expr, text: str, error: PegParseError, origin: tuple[int, int, int],
+              memo: dict[object, object] | None = None, before: list[Event] | None = None) -> Break:
+    """Return what a parse of text by expr keeps before the error, and the break events.
+
+    before: the events already applied (a stream's); a call broken before its name is
+    dropped, not returned."""
+    cut = min(max(error.offset - origin[0], 0), len(text))
+    events: list[Event] = []
+    while cut > 0:
+        try:
+            events = run(expr, text[:cut], 0, True, origin, dict(memo or {})).final_events()
+            break
+        except PegParseError as earlier:  # the fatal failure came before the farthest one
+            cut = min(max(earlier.offset - origin[0], 0), cut - 1)
+    action = "dropped" if unnamed_call_open([*(before or []), *events]) else "kept_as_content"
+    note = Note("malformed_call", action, " or ".join(error.expected) or "a call")
+    ending = [(Role.TOOL_CLOSE, cut, cut, 0, BROKEN), (Role.DEVIATION, cut, cut, 0, note)]
+    return Break(cut, [*events, *ending])
+
+
+def unnamed_call_open(events: list[Event]) -> bool:
+    """Tell whether the events leave a call open that has no name yet."""
+    for role, _, _, flags, _ in reversed(events):
+        if role is Role.TOOL_NAME and not flags & PARTIAL:
+            return False
+        if role is Role.TOOL_OPEN:
+            return True
+        if role is Role.TOOL_CLOSE:
+            return False
+    return False
+
+
+def shift(events: list[Event], by: int) -> list[Event]:
+    """Return events of a text read `by` characters into a longer one."""
+    if by == 0:
+        return events
+    return [moved(event, by) if event[0] is Role.PROBLEM
+            else (event[0], event[1] + by, event[2] + by, event[3], event[4])
+            for event in events]
+
+
+def recovered_events(start: Expr, text: str, partial: bool) -> tuple[list[Event], bool]:
+    """Parse text from start, recovering at each break; return the events and whether the
+    grammar reached its end (False: partial input stopped mid-way)."""
+    events: list[Event] = []
+    pos, broke = 0, -1
+    while True:
+        try:
+            result = run(start, text[pos:], 0, partial)
+        except PegParseError as error:
+            found = broken_at(start, text[pos:], error, (0, 1, 1), before=events)
+            if found.cut == 0:
+                kept = found.events if broke != pos else []  # one note per place
+                return events + shift(kept, pos) + rest_as_content(text, pos), True
+            events += shift(found.events, pos)
+            pos = broke = pos + found.cut
+            continue
+        return events + shift(result.certain_events(), pos), not result.needs_more
+
+
+def rest_as_content(text: str, pos: int) -> list[Event]:
+    """Keep the text from pos as content (the grammar cannot even start there)."""
+    return [(Role.CONTENT, pos, len(text), 0, None)] if pos < len(text) else []
