@@ -19,7 +19,7 @@ from analyzer.model import Analysis
 from analyzer.parsing.options import canonical
 from analyzer.peg import Role
 from analyzer.peg.json_values import declared_types
-from analyzer.peg.scanning import held_back
+from analyzer.peg.scanning import first_chars, held_back
 from analyzer.peg.state import MatchState
 
 QUOTES = ("'", '"')
@@ -48,12 +48,13 @@ class UntilClosing(p.Expr):
 
     `until(pad + end, end)` would do, but one str.find is much faster than a regex search."""
 
-    __slots__ = ("end", "pad", "markers")
+    __slots__ = ("end", "pad", "markers", "wake")
 
     def __init__(self, end: str, pad: str) -> None:
         self.end = end
         self.pad = pad
         self.markers = (pad + end, end)
+        self.wake = first_chars(self.markers)
 
     def match(self, st: MatchState, pos: int) -> int:
         found = st.text.find(self.end, pos)
