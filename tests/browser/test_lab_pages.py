@@ -159,6 +159,38 @@ def test_a_call_to_an_unknown_function_is_a_deviation_shown_with_its_caret(
     expect(page.locator("#live-problem")).to_be_hidden()
 
 
+def test_a_malformed_call_typed_live_is_read_and_its_deviation_shown_with_a_caret(
+    page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
+) -> None:
+    path = corpus_templates / "Qwen3-Coder.jinja"
+    if not path.exists():
+        pytest.skip(f"Qwen3-Coder.jinja is not in {corpus_templates}")
+    paste_and_wait(page, path.read_text())
+    box = page.locator("#live-input")
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather",
+                                                                     timeout=15_000)
+    expect(page.locator("#live-deviations")).to_be_hidden()  # the template's own rendering
+    # The model left out the first value's closing tag: the value must not swallow the next
+    # parameter, and the page says where the output departs from the template.
+    sample = box.input_value()
+    broken = sample.replace("</parameter>", "", 1)
+    assert broken != sample
+    box.fill(broken)
+    deviation = page.locator("#live-deviations .deviation-entry")
+    expect(deviation).to_have_count(1, timeout=15_000)
+    expect(deviation).to_have_attribute("data-kind", "missing_close")
+    expect(deviation.locator(".deviation-message")).to_contain_text(
+        "missing_close: expected `</parameter>`")
+    # The value ends right after `Paris`: the caret stands there, on Paris's line.
+    line = broken[: broken.index("Paris")].count("\n") + 1
+    expect(deviation.locator(".deviation-message")).to_contain_text(f"line {line}, column 6")
+    expect(deviation.locator(".deviation-context")).to_have_text("Paris\n     ^")
+    arguments = page.locator("#live-tool-calls .tool-arguments")
+    expect(arguments).to_contain_text('"unit": "celsius"')
+    assert json.loads(arguments.inner_text()) == {"city": "Paris", "unit": "celsius"}
+    screenshot("live-parse-deviation", "#live")
+
+
 # One template per call format; each pre-fills its own rendering of get_weather(Paris, celsius).
 FORMATS = [
     pytest.param("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", "<tool_call>", id="hermes"),
