@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from analyzer.analysis.diff import diff_split, segmentize_markers
 from analyzer.analysis.pipeline import analyze
+from analyzer.analysis.playground import (
+    RenderDiff,
+    RenderRequest,
+    RenderResult,
+    diff_renders,
+    render_conversation,
+)
 from analyzer.analysis.variants import compare_variants
 from analyzer.canonical import analysis_from_json, analysis_to_json
+from analyzer.checks.compare import TemplateComparison, compare_templates, comparison_to_json
+from analyzer.checks.serve import EngineAdvice, serve_advice
 from analyzer.errors import (
     AnalyzerError,
     InvalidInputError,
@@ -48,6 +57,16 @@ from analyzer.render.template import ChatTemplate
 from analyzer.version import ANALYZER_VERSION
 
 __all__ = [
+    "EngineAdvice",
+    "RenderDiff",
+    "RenderRequest",
+    "RenderResult",
+    "TemplateComparison",
+    "compare_templates",
+    "comparison_to_json",
+    "diff_renders",
+    "render_conversation",
+    "serve_advice",
     "Accumulator",
     "Delta",
     "Deviation",

@@ -43,9 +43,26 @@ def fake_hub(corpus_templates: Path) -> Iterator[object]:
         "tokenizer_config.json": b'{"bos_token": "<s>", "eos_token": "<|im_end|>"}',
     }
     hub.add(FakeRepo("tests/named-files", files))
+    hub.add(_history_repo(corpus_templates))
     hub.start()
     yield hub
     hub.stop()
+
+
+def _history_repo(corpus: Path) -> object:
+    """A repo whose template changed twice among commits that touch only the README."""
+    from hub_server import FakeRepo
+
+    old = (corpus / "GLM-4.6.jinja").read_bytes()
+    new = (corpus / "GLM-4.7-Flash.jinja").read_bytes()
+    history = [
+        ("Initial commit", {"README.md": b"# v0\n"}),
+        ("Add chat template", {"README.md": b"# v0\n", "chat_template.jinja": old}),
+        ("Update README", {"README.md": b"# v1\n", "chat_template.jinja": old}),
+        ("Fix tool calls in the template", {"README.md": b"# v1\n", "chat_template.jinja": new}),
+    ]
+    return FakeRepo("tests/history", {"README.md": b"# v2\n", "chat_template.jinja": new},
+                    history=history)
 
 
 def _named_config(corpus: Path) -> bytes:

@@ -13,9 +13,12 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import analyzer.cli
 from analyzer.errors import AnalyzerError
+from analyzer.render.loading import TemplateSource, load_template_bytes, load_template_file
+from analyzer.version import ANALYZER_VERSION
 
 
 def subcommand_modules() -> list[str]:
@@ -29,8 +32,9 @@ def subcommand_modules() -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every discovered subcommand."""
-    parser = argparse.ArgumentParser(prog="python -m analyzer",
+    parser = argparse.ArgumentParser(prog=program_name(),
                                      description="Template Lab's chat template analyzer.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {ANALYZER_VERSION}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in subcommand_modules():
         importlib.import_module(name).register(subparsers)
@@ -46,3 +50,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return int(status)
+
+
+def program_name() -> str:
+    """Name the program as it was started: `template-lab` or `python -m analyzer`."""
+    invoked = Path(sys.argv[0]).name if sys.argv else ""
+    return "template-lab" if invoked == "template-lab" else "python -m analyzer"
+
+
+def load_template_argument(path: Path, template_name: str | None = None) -> TemplateSource:
+    """Load the template a FILE argument names; `-` reads it from standard input."""
+    if str(path) == "-":
+        return load_template_bytes(sys.stdin.buffer.read(), filename="",
+                                   template_name=template_name)
+    return load_template_file(path, template_name=template_name)

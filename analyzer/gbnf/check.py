@@ -80,9 +80,34 @@ def _char_offset(text: str, consumed_bytes: int) -> int:
 
 def match_text(grammar: str, text: str) -> GrammarMatch:
     """Feed text to the grammar byte by byte and report where it stopped."""
+    return match_compiled(compile_gbnf(grammar), text)
+
+
+@lru_cache(maxsize=64)
+def compile_lark(grammar: str) -> str:
+    """Compile an llguidance Lark grammar (`%json{...}` allowed), or raise GrammarCompileError."""
     import llguidance
 
-    matcher = llguidance.LLMatcher(byte_tokenizer(), compile_gbnf(grammar), log_level=0)
+    try:
+        compiled = llguidance.grammar_from("lark", grammar)
+    except ValueError as exc:
+        raise GrammarCompileError(str(exc), engine="llguidance") from exc
+    problem = llguidance.LLMatcher.validate_grammar(compiled, byte_tokenizer())
+    if problem:
+        raise GrammarCompileError(problem, engine="llguidance")
+    return compiled
+
+
+def match_lark(grammar: str, text: str) -> GrammarMatch:
+    """Feed text to a Lark grammar byte by byte and report where it stopped."""
+    return match_compiled(compile_lark(grammar), text)
+
+
+def match_compiled(compiled: str, text: str) -> GrammarMatch:
+    """Run text through a compiled llguidance grammar."""
+    import llguidance
+
+    matcher = llguidance.LLMatcher(byte_tokenizer(), compiled, log_level=0)
     data = text.encode("utf-8")
     consumed = matcher.try_consume_tokens(list(data))
     error = matcher.get_error() if matcher.is_error() else ""

@@ -26,6 +26,7 @@ from analyzer.generator.build import (
 )
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
+from analyzer.generator.python_calls import is_python_call_list, python_argument
 from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
 from analyzer.peg.state import MatchState
@@ -37,6 +38,8 @@ MAX_KEPT_NAMES = 64
 
 def argument(b: Build, key: str, schema: Mapping[str, Any], settle: bool = True) -> p.Expr:
     """Match one `KEY = value` argument of a known name."""
+    if is_python_call_list(b.analysis):
+        return python_argument(p.literal(key))
     args = b.analysis.tools.arguments
     opening = lit(args.name_prefix) + p.arg_name(p.literal(key))
     if args.name_suffix.strip():

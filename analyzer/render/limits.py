@@ -46,26 +46,43 @@ class LimitExceeded(Exception):
         self.allowed = allowed
 
 
+# A render may take this many times its time limit in wall-clock time when the machine is busy.
+WALL_CAP_FACTOR = 4
+
+
 class Budget:
     """What one render has used so far: time, text produced, call depth."""
 
-    __slots__ = ("limits", "deadline", "produced", "depth", "max_chars", "trusted")
+    __slots__ = ("limits", "deadline", "wall_cap", "cpu_start", "produced", "depth",
+                 "max_chars", "trusted")
 
     def __init__(
         self, limits: RenderLimits, deadline: float, trusted: Mapping[int, object] = _NONE
     ) -> None:
         self.limits = limits
         self.trusted = trusted  # input containers by id: trees of bounded size, not graphs
+        # `deadline` is a wall-clock time (perf_counter is cheap enough for every loop step);
+        # when it passes, tick() checks the CPU time actually spent, so a busy machine
+        # does not turn a fast render into a time-limit failure (and an analysis into a
+        # different one). A wall-clock cap still bounds a starved render.
         self.deadline = deadline
+        self.wall_cap = deadline + WALL_CAP_FACTOR * limits.max_seconds
+        self.cpu_start = time.thread_time()
         self.produced = 0
         self.depth = 0
         self.max_chars = limits.max_output_chars
 
     def tick(self) -> None:
-        """Stop the render if its time is up."""
-        if time.perf_counter() > self.deadline:
-            seconds = self.limits.max_seconds
-            raise LimitExceeded("time", f"rendering took longer than {seconds:g} s", seconds)
+        """Stop the render if it has used its CPU time (or its wall-clock cap)."""
+        now = time.perf_counter()
+        if now <= self.deadline:
+            return
+        seconds = self.limits.max_seconds
+        spent = time.thread_time() - self.cpu_start
+        if spent < seconds and now < self.wall_cap:
+            self.deadline = min(now + seconds - spent, self.wall_cap)  # waited, not worked
+            return
+        raise LimitExceeded("time", f"rendering took longer than {seconds:g} s", seconds)
 
     def produce(self, chars: int) -> None:
         """Count text the template produced, anywhere (output, macros, blocks)."""
@@ -249,12 +266,23 @@ def check_sum(left: Any, right: Any, limits: RenderLimits) -> None:
 def check_product(left: Any, right: Any, limits: RenderLimits) -> None:
     """Refuse repeating a sequence into one over the limit, or multiplying huge numbers."""
     for seq, count in ((left, right), (right, left)):
-        length = sized(seq)
-        if length is not None and isinstance(count, int):
-            check_text_size("the repeated sequence", length * count, limits)
+        if sized(seq) is not None and isinstance(count, int):
+            check_text_size("the repeated sequence", repeated_size(seq, count, limits), limits)
             return
     if isinstance(left, int) and isinstance(right, int):
         _check_bits(left.bit_length() + right.bit_length())
+
+
+def repeated_size(seq: Any, count: int, limits: RenderLimits) -> int:
+    """Estimate the size of `seq * count`, counting what a list's items hold."""
+    # `[a] * n` makes n references, but comparing, printing or serializing it walks n copies
+    # of `a` in one C call: bound it by what it would print as, like any text.
+    if count <= 0:
+        return 0
+    if isinstance(seq, (str, bytes)):
+        return len(seq) * count
+    per_copy = text_size(seq, limits.max_output_chars // count + 1)
+    return max(per_copy - 2, len(seq)) * count  # the brackets once, not per copy
 
 
 def check_power(base: Any, exponent: Any) -> None:

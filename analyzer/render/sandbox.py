@@ -74,7 +74,8 @@ class TimedIterable:
         clock, deadline = perf_counter, budget.deadline
         for item in self.items:
             if clock() > deadline:
-                budget.tick()  # raises the time limit error
+                budget.tick()  # raises the time limit error, or moves the deadline on
+                deadline = budget.deadline
             yield item
 
     def __len__(self) -> int:
@@ -355,7 +356,7 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         # Every macro, method and global call passes here: the checks are inlined.
         budget = current_budget()
         if perf_counter() > budget.deadline:
-            budget.tick()  # raises the time limit error
+            budget.tick()  # raises the time limit error, or moves the deadline on
         if obj.__class__ in _METHOD_TYPES and isinstance(obj.__self__, (str, bytes)):
             args = check_str_method(obj.__name__, obj.__self__, args, self.limits)
         if not self.is_safe_callable(obj):

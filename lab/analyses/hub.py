@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,53 @@ def fetch_chat_template(repo_id: str, revision: str = "", template_name: str = "
         config = _download(repo_id, commit, "tokenizer_config.json")
     chosen = template_name if template_name in file_names else ""
     return HubFile(repo_id, revision, commit, filename, data, config, file_names, chosen)
+
+
+@dataclass(frozen=True)
+class TemplateCommit:
+    """A commit that added or changed a repo's chat template file."""
+
+    commit_sha: str
+    title: str
+    created_at: datetime
+    filename: str
+
+
+def template_commits(repo_id: str, revision: str = "", limit: int = 20) -> list[TemplateCommit]:
+    """List the commits (newest first, at most `limit`) that touched the repo's template file.
+
+    The file is the one `fetch_chat_template` would pick at `revision`. Each step asks the Hub
+    for the file's last commit at the commit before the previous answer, so the cost is one
+    request per change, not one per commit.
+    """
+    api = HfApi(endpoint=endpoint())
+    with _hub_errors(repo_id, revision, filename=""):
+        info = api.model_info(repo_id, revision=revision or None, timeout=settings.LAB_HUB_TIMEOUT)
+        commits = api.list_repo_commits(repo_id, revision=info.sha or revision or None)
+    siblings = {s.rfilename for s in info.siblings or []}
+    filename = next((name for name in TEMPLATE_FILES if name in siblings), "")
+    if not filename:
+        raise HubFetchError("file_missing", _missing_message(repo_id, info.sha or "", siblings))
+    position = {commit.commit_id: index for index, commit in enumerate(commits)}
+    found: list[TemplateCommit] = []
+    at = 0
+    while at < len(commits) and len(found) < limit:
+        index = _last_change(api, repo_id, commits[at].commit_id, filename, position)
+        if index is None:
+            break
+        commit = commits[index]
+        found.append(TemplateCommit(commit.commit_id, commit.title, commit.created_at, filename))
+        at = index + 1
+    return found
+
+
+def _last_change(api: HfApi, repo_id: str, commit: str, filename: str,
+                 position: dict[str, int]) -> int | None:
+    """Where in the commit list the file last changed as of `commit` (None: absent before)."""
+    with _hub_errors(repo_id, commit, filename):
+        paths = api.get_paths_info(repo_id, [filename], expand=True, revision=commit)
+    last = getattr(paths[0], "last_commit", None) if paths else None
+    return position.get(last.oid) if last is not None else None
 
 
 def _file_names(siblings: set[str]) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ analysis JSON and the page's request options into the analyzer's parser, grammar
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -105,6 +105,8 @@ class LiveState:
     # parse, if one did.
     problems: tuple[ParseProblem, ...] = ()
     deviations: tuple[DeviationView, ...] = ()  # in output order
+    received: int = 0  # characters of text parsed
+    finished: bool = False  # parsed as complete (finish), not as a stream still open
 
 
 class LiveParser:
@@ -163,6 +165,8 @@ class LiveParser:
             delta_count=self._delta_count,
             problems=kept + ((self.error,) if self.error is not None else ()),
             deviations=tuple(_view(d) for d in self._stream.deviations),
+            received=len(self.text),
+            finished=self._finished,
         )
 
 
@@ -272,3 +276,48 @@ def _parse_options(options: ParserOptions) -> ParseOptions:
         tool_choice=options.tool_choice,
         json_schema=options.json_schema,
     )
+
+
+def parse_report(result_json: str, options: ParserOptions, output: str,
+                 partial: bool = False) -> dict[str, Any]:
+    """Parse a whole model output: the OpenAI message, where text stayed text, and every
+    deviation from the template's form ({"message", "problems", "deviations"}).
+
+    Raises AnalyzerError when no parser can be generated or the output cannot be read (a
+    PegParseError carries offset, line, column and the failing line with a caret).
+    """
+    parser = generate_parser(analysis_from_json(result_json), _parse_options(options))
+    return parser.parse_report(output, partial=partial).to_dict()
+
+
+def stream_events(result_json: str, options: ParserOptions, output: str,
+                  chunk: int) -> Iterator[dict[str, Any]]:
+    """Feed the output `chunk` characters at a time; yield each delta, then the final report.
+
+    Events are {"type": "delta", "delta": {...}}, then {"type": "done", "message": {...},
+    "problems": [...], "deviations": [...]}, or {"type": "error", "error": {...}} if the
+    parse stops.
+    """
+    parser = generate_parser(analysis_from_json(result_json), _parse_options(options))
+    stream = parser.stream()
+    try:
+        for at in range(0, len(output), chunk):
+            yield from ({"type": "delta", "delta": d.to_dict()}
+                        for d in stream.feed(output[at : at + chunk]))
+        yield from ({"type": "delta", "delta": d.to_dict()} for d in stream.finish())
+    except AnalyzerError as exc:
+        yield {"type": "error", "error": error_payload(exc)}
+        return
+    yield {"type": "done", "message": stream.message().to_dict(),
+           "problems": [problem.to_dict() for problem in stream.problems],
+           "deviations": [deviation.to_dict() for deviation in stream.deviations]}
+
+
+def error_payload(exc: AnalyzerError) -> dict[str, Any]:
+    """Describe an analyzer error for a JSON client: its message, and where for parse errors."""
+    payload: dict[str, Any] = {"code": "parse_error" if isinstance(exc, PegParseError)
+                               else "analyzer_error", "message": str(exc)}
+    if isinstance(exc, PegParseError):
+        payload.update(offset=exc.offset, line=exc.line, column=exc.column,
+                       context=exc.context)
+    return payload

@@ -122,3 +122,32 @@ def test_special_tokens_accept_strings_objects_and_garbage(
     config: bytes, expected: tuple[str, str]
 ) -> None:
     assert hub.special_tokens(config) == expected
+
+
+def test_it_lists_the_commits_that_touched_the_template_newest_first(hub_env: Any) -> None:
+    repo = hub_env.repos["tests/history"]
+    commits = hub.template_commits("tests/history")
+    assert [c.title for c in commits] == ["Fix tool calls in the template", "Add chat template"]
+    assert [c.commit_sha for c in commits] == [repo.commits[3].sha, repo.commits[1].sha]
+    assert {c.filename for c in commits} == {"chat_template.jinja"}
+    assert commits[0].created_at > commits[1].created_at
+
+
+def test_each_listed_commit_fetches_its_own_template(
+    hub_env: Any, corpus_templates: Path
+) -> None:
+    newest, oldest = hub.template_commits("tests/history")
+    assert hub.fetch_chat_template("tests/history", oldest.commit_sha).data == (
+        corpus_templates / "GLM-4.6.jinja").read_bytes()
+    assert hub.fetch_chat_template("tests/history", newest.commit_sha).data == (
+        corpus_templates / "GLM-4.7-Flash.jinja").read_bytes()
+
+
+def test_the_commit_list_stops_at_the_limit(hub_env: Any) -> None:
+    assert len(hub.template_commits("tests/history", limit=1)) == 1
+
+
+def test_a_repo_without_a_template_has_no_template_commits(hub_env: Any) -> None:
+    with pytest.raises(hub.HubFetchError) as raised:
+        hub.template_commits("tests/no-template")
+    assert raised.value.kind == "file_missing"

@@ -13,6 +13,7 @@ from analyzer import analysis_from_json, analysis_to_json
 from analyzer.analysis.pipeline import analyze_uncached
 from analyzer.cli.main import main, subcommand_modules
 from analyzer.render.loading import TemplateSource
+from analyzer.version import ANALYZER_VERSION
 
 ROOT = Path(__file__).resolve().parents[3]
 FORMATS = ROOT / "templates_corpus" / "formats"
@@ -88,3 +89,17 @@ def test_analyze_succeeds_on_every_corpus_template(path: Path,
     source = TemplateSource(source=path.read_text(encoding="utf-8"))
     again = analyze_uncached(source)
     assert printed == analysis_to_json(again) + "\n"
+
+
+def test_analyze_reads_the_template_from_standard_input() -> None:
+    template = (FORMATS / "tools_tagged.jinja").read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "analyzer", "analyze", "-", "--json"],
+                          input=template, capture_output=True, text=True, check=True, cwd=ROOT)
+    assert analysis_from_json(done.stdout).tools.function.name_prefix == "<function="
+
+
+def test_version_names_the_analyzer_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip().endswith(ANALYZER_VERSION)

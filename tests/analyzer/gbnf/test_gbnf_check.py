@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.gbnf.check import compile_gbnf, grammar_accepts, match_text, rejection_offset
+from analyzer.gbnf.check import (
+    compile_gbnf,
+    grammar_accepts,
+    match_lark,
+    match_text,
+    rejection_offset,
+)
 from analyzer.gbnf.errors import GrammarCompileError
 
 GREETING = 'root ::= "hello" " "+ name\nname ::= [a-z]+\n'
@@ -47,3 +53,11 @@ def test_broken_grammar_raises_with_llguidance_reason() -> None:
 def test_undefined_rule_is_a_compile_error() -> None:
     with pytest.raises(GrammarCompileError, match="missing"):
         compile_gbnf("root ::= missing\n")
+
+
+def test_match_lark_runs_a_lark_grammar_with_json_schemas() -> None:
+    grammar = 'start: "<c>" %json{"type": "object", "properties": {"a": {"type": "integer"}}, ' \
+              '"required": ["a"]} "</c>"\n'
+    assert match_lark(grammar, '<c>{"a": 1}</c>').accepted
+    refused = match_lark(grammar, '<c>{"a": "x"}</c>')
+    assert not refused.accepted and refused.offset < len('<c>{"a": "x"}</c>')

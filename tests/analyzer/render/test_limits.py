@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from analyzer.errors import RenderLimitError, TemplateRenderError
-from analyzer.render.limits import RenderLimits, text_size
+from analyzer.render.limits import Budget, LimitExceeded, RenderLimits, text_size
 from analyzer.render.template import ChatTemplate
 
 QUICK = RenderLimits(max_seconds=0.2)
@@ -132,8 +134,12 @@ def test_the_output_limit_is_configurable() -> None:
         ("{{ ('x' * 100000)|replace('x', 'y' * 100000) }}", "the replaced string"),
         ("{{ ('\n' * 100000)|indent(100000, blank=True) }}", "the indented string"),
         ("{{ ('x' * 1000000).translate({120: 'y' * 1000000}) }}", "str.translate()"),
-        ("{{ ([range(100000)|list] * 100)|sum(start=[]) }}", "the summed sequence"),
-        ("{{ (range(100000)|list * 15)|string }}", "the string"),
+        ("{% set l = range(100000)|list %}{{ [" + "l," * 20 + "l]|sum(start=[]) }}",
+         "the summed sequence"),
+        ("{% set l = range(100000)|list %}{{ [" + "l," * 14 + "l]|string }}", "the string"),
+        # `[a] * n` is n references, but `==`, printing or tojson walk n copies of `a` in C.
+        ("{% set a = [0] * 100000 %}{{ [a] * 1000 == [a] * 1000 }}", "the repeated sequence"),
+        ("{{ [[0] * 1000] * 100000 }}", "the repeated sequence"),
     ],
 )
 def test_size_amplifying_operations_are_checked_before_they_run(source: str, what: str) -> None:
@@ -200,7 +206,7 @@ def test_text_size_estimates_str_length_and_stops_past_the_cap() -> None:
 
 
 def test_filters_that_loop_in_python_refuse_inputs_longer_than_the_item_limit() -> None:
-    error = limit_error("{{ (range(100000)|list * 19)|map('string')|join }}")
+    error = limit_error("{{ ('x' * 1900000)|map('string')|join }}")
     assert (error.limit, error.allowed) == ("range", 100_000)
     assert error.message == "the map filter over 1,900,000 items; the limit is 100,000"
     assert limit_error("{{ ('x' * 1900000)|list|sort|length }}").message.startswith(
@@ -230,3 +236,26 @@ def test_nesting_too_deep_to_compile_is_a_recursion_limit() -> None:
         ChatTemplate("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}")
     assert caught.value.limit == "recursion"
     assert str(caught.value) == "the template nests blocks or expressions too deeply to compile"
+
+
+
+def test_time_spent_waiting_for_the_cpu_does_not_count_against_the_time_limit() -> None:
+    # On a busy machine the wall-clock deadline passes while the render waits for the CPU:
+    # the limit counts the CPU time the render used, so the same template renders the same way.
+    budget = Budget(QUICK, deadline=time.perf_counter() - 0.1)  # wall time is up, CPU is not
+    budget.tick()
+    assert budget.deadline > time.perf_counter()
+
+
+def test_a_render_that_used_its_cpu_time_stops() -> None:
+    budget = Budget(QUICK, deadline=time.perf_counter() - 0.1)
+    budget.cpu_start -= QUICK.max_seconds  # as if it had computed for its whole allowance
+    with pytest.raises(LimitExceeded, match=r"rendering took longer than 0.2 s"):
+        budget.tick()
+
+
+def test_a_starved_render_still_stops_at_its_wall_clock_cap() -> None:
+    budget = Budget(QUICK, deadline=time.perf_counter() - 0.1)
+    budget.wall_cap = time.perf_counter() - 0.01
+    with pytest.raises(LimitExceeded):
+        budget.tick()
