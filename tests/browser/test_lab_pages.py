@@ -143,9 +143,9 @@ def test_a_call_to_an_unknown_function_is_a_deviation_shown_with_its_caret(
     box.fill('<tool_call>\n{"name": "' + name + '", "arguments": {}}\n</tool_call>')
     deviation = page.locator("#live-deviations .deviation-entry")
     expect(deviation).to_have_count(1, timeout=15_000)
-    expect(deviation).to_have_attribute("data-kind", "malformed_call")
+    expect(deviation).to_have_attribute("data-kind", "unknown_function")
     expect(deviation.locator(".deviation-message")).to_contain_text(
-        "line 2, column 11 (offset 22): malformed_call: expected `get_weather`"
+        "line 2, column 11 (offset 22): unknown_function: expected `get_weather`"
     )
     expect(deviation.locator(".deviation-message")).to_contain_text("kept as content")
     # The failing line (windowed when long), then a caret under the name's first character.
