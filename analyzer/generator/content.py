@@ -14,6 +14,7 @@ from analyzer.generator.build import (
     Build,
     dropped,
     first_of,
+    kept,
     lit,
     marker_tokens,
     maybe,
@@ -38,7 +39,7 @@ def trailer(b: Build, after_calls: bool = False) -> p.Expr:
     markers = dropped((*b.structural, *closers))
     if markers is None:
         return p.space()
-    return p.space() + p.zero_or_more(markers + p.space())
+    return p.space() + p.zero_or_more(p.choice(final_eos(b), markers) + p.space())
 
 
 def after_calls(b: Build) -> p.Expr:
@@ -46,7 +47,9 @@ def after_calls(b: Build) -> p.Expr:
     whitespace after the last of them: it separates the text before the calls from the text
     after them."""
     markers = dropped((*b.structural, *call_closers(b)))
-    return p.zero_or_more(p.space() + markers) if markers is not None else p.eps()
+    if markers is None:
+        return p.eps()
+    return p.zero_or_more(p.choice(final_eos(b), p.space() + markers))
 
 
 # End-of-sequence texts models are known to write (the analysis does not carry the
@@ -60,19 +63,36 @@ def eos_texts(b: Build) -> tuple[str, ...]:
     return tuple(t for t in EOS_TEXTS if t not in b.structural)
 
 
-def eos_at_end(b: Build) -> p.Expr:
+def final_eos_texts(b: Build) -> tuple[str, ...]:
+    """Return the texts that may end an output as its end of sequence: the well-known ones
+    and the template's own turn end (the part a model's output never shows), but not the
+    markers the template writes inside the answer (a content wrapper's end)."""
+    content = b.analysis.content
+    inside = kept(content.start, content.end, b.reasoning_start, b.reasoning_end)
+    texts = (*EOS_TEXTS, *kept(content.turn_end))
+    return tuple(t for t in dict.fromkeys(texts) if t not in inside)
+
+
+def eos_at_end(b: Build, texts: tuple[str, ...]) -> p.Expr:
     """Match an end-of-sequence text and the end of the output."""
-    return p.space() + p.literals(eos_texts(b)) + p.space() + p.end()
+    return p.space() + p.literals(texts) + p.space() + p.end()
+
+
+def final_eos(b: Build) -> p.Expr:
+    """Drop an end-of-sequence text at the very end of the output, noting it."""
+    return p.noted(eos_at_end(b, final_eos_texts(b)), "trailing_eos", "dropped",
+                   "the end of the output")
 
 
 def trailing_eos(b: Build) -> p.Expr:
-    """Drop an end-of-sequence text at the very end of the output, noting it."""
-    return p.optional(p.noted(eos_at_end(b), "trailing_eos", "dropped", "the end of the output"))
+    """Drop an end-of-sequence text at the very end of the output, if there, noting it."""
+    return p.optional(final_eos(b))
 
 
 def kept_eos(b: Build) -> p.Expr:
     """Keep an end-of-sequence text that does not end the output as content."""
-    return p.not_followed_by(eos_at_end(b)) + p.content(p.literals(eos_texts(b)))
+    texts = eos_texts(b)
+    return p.not_followed_by(eos_at_end(b, texts)) + p.content(p.literals(texts))
 
 
 def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
@@ -90,12 +110,13 @@ def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
 def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     """Capture content up to the tool calls, leaving structural markers out."""
     triggers = calls.triggers if calls is not None else ()
-    nested = reasoning_block(b, None, None) if b.extracting and b.reasoning_start else None
+    nested = reasoning_block(b, None, None, nested=True) if b.extracting and b.reasoning_start \
+        else None
     if nested is not None:  # reasoning after some content: read as reasoning, and noted
         nested = p.noted(nested, "content_around_reasoning", "accepted",
                          "reasoning before the content")
-    at_stop = first_of(nested, dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
-                       kept_eos(b))
+    at_stop = first_of(nested, final_eos(b), dropped((*b.structural, *b.stray_reasoning)),
+                       kept_triggers(calls), kept_eos(b))
     stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b))
     if nested is not None:
         stops += (b.reasoning_start,)

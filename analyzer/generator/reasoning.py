@@ -12,6 +12,7 @@ from __future__ import annotations
 from analyzer import peg as p
 from analyzer.generator.build import Build, text_loop
 from analyzer.generator.calls import CallGrammar
+from analyzer.generator.prompt import analysis_context
 
 
 def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, ...]) -> p.Expr:
@@ -23,10 +24,14 @@ def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, .
     return text_loop(p.reasoning, stops, at_trigger, calls_to_end)
 
 
-def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
-    """Match `start reasoning [end]`, committed once the start marker is seen."""
+def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None,
+                    nested: bool = False) -> p.Expr:
+    """Match `start reasoning [end]`, committed once the start marker is seen (nested: a
+    block between pieces of content, the text after it kept verbatim)."""
     triggers = calls.triggers if calls is not None else ()
-    closing = p.literal(b.reasoning_end) + p.space() + after_end(b)
+    closing = p.literal(b.reasoning_end)
+    if not nested:
+        closing += p.space() + after_end(b)
     if calls_to_end is not None and triggers:
         # Calls the model starts without closing its reasoning end it: read, and noted.
         unclosed = p.noted(p.peek(calls_to_end), "unclosed_reasoning", "accepted",
@@ -37,12 +42,18 @@ def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | 
 
 
 def repeated_start(b: Build) -> p.Expr:
-    """Note a doubled start marker (the prompt opened the reasoning, the model opened it
-    again). The marker stays in the reasoning text, verbatim, as llama.cpp keeps it (its
-    parse vectors expect `<think>` there)."""
-    again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start",
-                    "kept_as_content", f"one `{b.reasoning_start}`")
-    return p.optional(p.reasoning(p.space() + again))
+    """Read a doubled start marker as one, and note it.
+
+    When the generation prompt itself opened the reasoning, the model's own start marker
+    stays in the reasoning text, verbatim, as llama.cpp keeps it (its parse vectors expect
+    `<think>` there); when the model doubled it, the second one is dropped."""
+    if b.reasoning_start in analysis_context(b.analysis, b.options).tail:
+        again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start",
+                        "kept_as_content", f"one `{b.reasoning_start}`")
+        return p.optional(p.reasoning(p.space() + again))
+    again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start", "accepted",
+                    f"one `{b.reasoning_start}`")
+    return p.optional(p.space() + again)
 
 
 def after_end(b: Build) -> p.Expr:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import Build, lit, maybe
+from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.state import MatchState
 
@@ -148,7 +148,7 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     obj = call_object(b, names)
     call = p.rule("tool-call", p.tool(obj.whole))
     per_call_start = fmt.per_call_start.strip()
-    unit = lit(per_call_start) + p.space() + call + maybe(fmt.per_call_end)
+    unit = lit(per_call_start) + p.space() + call + closing(fmt.per_call_end)
     if fmt.tools_array_wrapped:
         comma = p.space() + p.literal(",") + p.space()
         body = p.literal("[") + p.space() + unit + p.zero_or_more(comma + unit) + p.space()
@@ -158,7 +158,7 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
         body = unit + p.zero_or_more(separator(fmt.call_separator) + unit)
         head = lit(per_call_start) + p.space() + obj.head
     section_start = fmt.section_start.strip()
-    section = lit(section_start) + p.space() + body + maybe(fmt.section_end)
+    section = lit(section_start) + p.space() + body + closing(fmt.section_end)
     head = lit(section_start) + p.space() + head
     first = section_start or per_call_start or ("[" if fmt.tools_array_wrapped else "{")
     return CallGrammar((first,), head, section)

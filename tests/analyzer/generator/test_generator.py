@@ -122,9 +122,18 @@ def test_a_doubled_reasoning_start_is_noted_and_kept_verbatim_as_llama_cpp_does(
     assert (doubled.deviations[0].offset, doubled.deviations[0].expected) == (0, "one `<think>`")
 
 
+def test_a_start_marker_the_model_doubled_is_read_as_one_and_noted() -> None:
+    clean = report("think_tag_based", "<think>plan it</think>The answer.")
+    doubled = report("think_tag_based", "<think>\n<think>plan it</think>The answer.")
+    assert doubled.message == clean.message
+    assert kinds(doubled) == [("repeated_reasoning_start", "accepted")]
+    assert doubled.deviations[0].offset == len("<think>\n")
+
+
 def test_reasoning_between_two_pieces_of_content_is_read_and_noted() -> None:
     result = report("think_tag_based", "Hi.\n<think>hmm</think>\nBye.")
-    assert (result.message.reasoning_content, result.message.content) == ("hmm", "Hi.\nBye.")
+    # The text after the block is kept verbatim.
+    assert (result.message.reasoning_content, result.message.content) == ("hmm", "Hi.\n\nBye.")
     assert kinds(result) == [("content_around_reasoning", "accepted")]
     assert result.deviations[0].offset == 4
 
