@@ -32,21 +32,21 @@ def call_closers(b: Build) -> tuple[str, ...]:
                                + tools.function.close))
 
 
-def trailer(b: Build, after_calls: bool = False) -> p.Expr:
+def trailer(b: Build, calls: CallGrammar | None = None) -> p.Expr:
     """Match what may follow the answer: whitespace and turn/wrapper markers (and, after tool
-    calls, stray tokens of the closing markers)."""
-    closers = call_closers(b) if after_calls else ()
+    calls, stray tokens of the closing markers and a call wrapper's closing)."""
+    closers = (*call_closers(b), *(c for _, c in wrappers(b, calls))) if calls else ()
     markers = dropped((*b.structural, *closers))
     if markers is None:
         return p.space()
     return p.space() + p.zero_or_more(p.choice(final_eos(b), markers) + p.space())
 
 
-def after_calls(b: Build) -> p.Expr:
-    """Drop stray closing tokens and turn markers right after the calls, but not the
-    whitespace after the last of them: it separates the text before the calls from the text
-    after them."""
-    markers = dropped((*b.structural, *call_closers(b)))
+def after_calls(b: Build, calls: CallGrammar | None = None) -> p.Expr:
+    """Drop stray closing tokens and turn markers right after the calls (and the closing of
+    a wrapper the calls came in), but not the whitespace after the last of them: it
+    separates the text before the calls from the text after them."""
+    markers = dropped((*b.structural, *call_closers(b), *(c for _, c in wrappers(b, calls))))
     if markers is None:
         return p.eps()
     return p.zero_or_more(p.choice(final_eos(b), p.space() + markers))
@@ -95,6 +95,38 @@ def kept_eos(b: Build) -> p.Expr:
     return p.not_followed_by(eos_at_end(b, texts)) + p.content(p.literals(texts))
 
 
+# Wrappers models put around calls that their template does not render: a markdown fence
+# (any language tag) and well-known tool-call token pairs.
+WRAPPERS = (("```", "```"), ("<tool_call>", "</tool_call>"), ("<tool_calls>", "</tool_calls>"),
+            ("<function_calls>", "</function_calls>"))
+
+
+def wrappers(b: Build, calls: CallGrammar | None) -> tuple[tuple[str, str], ...]:
+    """Return the wrapper pairs the template's own call markers do not use."""
+    if calls is None:
+        return ()
+    fmt = b.analysis.tools.format
+    own = "\n".join((*calls.triggers, *b.structural, *call_closers(b), fmt.section_start,
+                      fmt.per_call_start))
+    return tuple((o, c) for o, c in WRAPPERS if o not in own and c not in own)
+
+
+def wrapped_calls(b: Build, calls: CallGrammar | None) -> p.Expr | None:
+    """Drop a wrapper's opening right before the calls, noting it (the call is read)."""
+    pairs = wrappers(b, calls)
+    if calls is None or not pairs:
+        return None
+    fence = p.literal("```") + p.regex(r"[\w+\-]*", 32)
+    openings = [fence if o == "```" else p.literal(o) for o, _ in pairs]
+    wrapper = p.choice(*openings) + p.space() + p.peek(calls.head)
+    return p.noted(wrapper, "call_wrapper", "accepted", "the calls without a wrapper")
+
+
+def wrapper_stops(b: Build, calls: CallGrammar | None) -> tuple[str, ...]:
+    """Return the wrapper openings content stops at (kept as text when no call follows)."""
+    return tuple(o for o, _ in wrappers(b, calls))
+
+
 def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
     """Capture a call marker that starts no call as content, noting why it did not.
 
@@ -115,9 +147,12 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     if nested is not None:  # reasoning after some content: read as reasoning, and noted
         nested = p.noted(nested, "content_around_reasoning", "accepted",
                          "reasoning before the content")
-    at_stop = first_of(nested, final_eos(b), dropped((*b.structural, *b.stray_reasoning)),
-                       kept_triggers(calls), kept_eos(b))
-    stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b))
+    wrapped, openings = wrapped_calls(b, calls), wrapper_stops(b, calls)
+    kept_openings = p.content(p.literals(openings)) if openings else None
+    at_stop = first_of(nested, final_eos(b), wrapped,
+                       dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
+                       kept_eos(b), kept_openings)
+    stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b), *openings)
     if nested is not None:
         stops += (b.reasoning_start,)
     breaker = calls.head if calls is not None else None
@@ -129,13 +164,13 @@ def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
     if b.options.json_schema is not None:
         return response_format_grammar(b)
     ending = trailing_eos(b) + p.end()
-    calls_to_end = calls.section + trailer(b, True) + ending if calls is not None else None
+    calls_to_end = calls.section + trailer(b, calls) + ending if calls is not None else None
     lead = leading_reasoning(b, calls, calls_to_end)
     text = p.rule("content", content_text(b, calls))
     if calls is None:
         return lead + text + ending
     # Text after the calls (a model's closing remark) is content too, never an error.
-    tool_calls = p.rule("tool-calls", calls.section) + after_calls(b)
+    tool_calls = p.rule("tool-calls", calls.section) + after_calls(b, calls)
     return lead + text + p.zero_or_more(tool_calls + text) + ending
 
 
