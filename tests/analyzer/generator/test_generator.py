@@ -168,6 +168,31 @@ def test_an_end_of_sequence_text_inside_the_output_stays_content() -> None:
     assert result.message.content == "Use </s> to end a sequence." and result.deviations == ()
 
 
+CALL_JSON = '{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+
+
+def test_calls_in_a_markdown_fence_are_read_and_the_fence_noted() -> None:
+    calls = f"<tool_call>\n{CALL_JSON}\n</tool_call>"
+    clean = report("tools_json_native", "Sure.\n" + calls)
+    fenced = report("tools_json_native", "Sure.\n```json\n" + calls + "\n```")
+    assert fenced.message == clean.message and clean.deviations == ()
+    assert kinds(fenced) == [("call_wrapper", "accepted")]
+    assert fenced.deviations[0].offset == len("Sure.\n")
+    # A fence around no call stays content, with no note.
+    text = report("tools_json_native", "Use:\n```json\n{}\n```")
+    assert text.message.content == "Use:\n```json\n{}\n```" and text.deviations == ()
+
+
+def test_two_json_calls_in_one_wrapper_are_read_and_their_separator_noted() -> None:
+    clean = report("tools_json_native", f"<tool_call>\n{CALL_JSON}\n</tool_call>\n"
+                   f"<tool_call>\n{CALL_JSON}\n</tool_call>", parallel_tool_calls=True)
+    for between in ("; ", "\n"):
+        joined = report("tools_json_native", f"<tool_call>\n{CALL_JSON}{between}{CALL_JSON}\n"
+                        "</tool_call>", parallel_tool_calls=True)
+        assert joined.message == clean.message
+        assert kinds(joined) == [("call_separator", "accepted")]
+
+
 def test_a_turn_header_after_the_reasoning_end_is_not_content() -> None:
     analysis = analysis_of("think_tag_based")
     solar_like = dataclasses.replace(
