@@ -12,7 +12,6 @@ from __future__ import annotations
 from analyzer import peg as p
 from analyzer.generator.build import Build, text_loop
 from analyzer.generator.calls import CallGrammar
-from analyzer.generator.prompt import analysis_context
 
 
 def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, ...]) -> p.Expr:
@@ -41,13 +40,22 @@ def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | 
             + reasoning_text(b, calls_to_end, triggers) + p.optional(closing))
 
 
+def prompt_opens_reasoning(b: Build) -> bool:
+    """Tell whether the analysis' generation prompt for the options leaves reasoning open."""
+    prompts = {g.enable_thinking: g for g in b.analysis.generation_prompts}
+    chosen = prompts.get(b.options.enable_thinking) or prompts.get(None)
+    text = chosen.text if chosen is not None else ""
+    opened = text.rfind(b.reasoning_start)
+    return opened >= 0 and (not b.reasoning_end or text.rfind(b.reasoning_end) < opened)
+
+
 def repeated_start(b: Build) -> p.Expr:
     """Read a doubled start marker as one, and note it.
 
     When the generation prompt itself opened the reasoning, the model's own start marker
     stays in the reasoning text, verbatim, as llama.cpp keeps it (its parse vectors expect
     `<think>` there); when the model doubled it, the second one is dropped."""
-    if b.reasoning_start in analysis_context(b.analysis, b.options).tail:
+    if prompt_opens_reasoning(b):
         again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start",
                         "kept_as_content", f"one `{b.reasoning_start}`")
         return p.optional(p.reasoning(p.space() + again))
