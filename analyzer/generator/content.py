@@ -14,6 +14,7 @@ from analyzer.generator.build import (
     Build,
     dropped,
     first_of,
+    kept,
     lit,
     marker_tokens,
     maybe,
@@ -31,22 +32,24 @@ def call_closers(b: Build) -> tuple[str, ...]:
                                + tools.function.close))
 
 
-def trailer(b: Build, after_calls: bool = False) -> p.Expr:
+def trailer(b: Build, calls: CallGrammar | None = None) -> p.Expr:
     """Match what may follow the answer: whitespace and turn/wrapper markers (and, after tool
-    calls, stray tokens of the closing markers)."""
-    closers = call_closers(b) if after_calls else ()
+    calls, stray tokens of the closing markers and a call wrapper's closing)."""
+    closers = (*call_closers(b), *(c for _, c in wrappers(b, calls))) if calls else ()
     markers = dropped((*b.structural, *closers))
     if markers is None:
         return p.space()
-    return p.space() + p.zero_or_more(markers + p.space())
+    return p.space() + p.zero_or_more(p.choice(final_eos(b), markers) + p.space())
 
 
-def after_calls(b: Build) -> p.Expr:
-    """Drop stray closing tokens and turn markers right after the calls, but not the
-    whitespace after the last of them: it separates the text before the calls from the text
-    after them."""
-    markers = dropped((*b.structural, *call_closers(b)))
-    return p.zero_or_more(p.space() + markers) if markers is not None else p.eps()
+def after_calls(b: Build, calls: CallGrammar | None = None) -> p.Expr:
+    """Drop stray closing tokens and turn markers right after the calls (and the closing of
+    a wrapper the calls came in), but not the whitespace after the last of them: it
+    separates the text before the calls from the text after them."""
+    markers = dropped((*b.structural, *call_closers(b), *(c for _, c in wrappers(b, calls))))
+    if markers is None:
+        return p.eps()
+    return p.zero_or_more(p.choice(final_eos(b), p.space() + markers))
 
 
 # End-of-sequence texts models are known to write (the analysis does not carry the
@@ -60,19 +63,68 @@ def eos_texts(b: Build) -> tuple[str, ...]:
     return tuple(t for t in EOS_TEXTS if t not in b.structural)
 
 
-def eos_at_end(b: Build) -> p.Expr:
+def final_eos_texts(b: Build) -> tuple[str, ...]:
+    """Return the texts that may end an output as its end of sequence: the well-known ones
+    and the template's own turn end (the part a model's output never shows), but not the
+    markers the template writes inside the answer (a content wrapper's end)."""
+    content = b.analysis.content
+    inside = kept(content.start, content.end, b.reasoning_start, b.reasoning_end)
+    texts = (*EOS_TEXTS, *kept(content.turn_end))
+    return tuple(t for t in dict.fromkeys(texts) if t not in inside)
+
+
+def eos_at_end(b: Build, texts: tuple[str, ...]) -> p.Expr:
     """Match an end-of-sequence text and the end of the output."""
-    return p.space() + p.literals(eos_texts(b)) + p.space() + p.end()
+    return p.space() + p.literals(texts) + p.space() + p.end()
+
+
+def final_eos(b: Build) -> p.Expr:
+    """Drop an end-of-sequence text at the very end of the output, noting it."""
+    return p.noted(eos_at_end(b, final_eos_texts(b)), "trailing_eos", "dropped",
+                   "the end of the output")
 
 
 def trailing_eos(b: Build) -> p.Expr:
-    """Drop an end-of-sequence text at the very end of the output, noting it."""
-    return p.optional(p.noted(eos_at_end(b), "trailing_eos", "dropped", "the end of the output"))
+    """Drop an end-of-sequence text at the very end of the output, if there, noting it."""
+    return p.optional(final_eos(b))
 
 
 def kept_eos(b: Build) -> p.Expr:
     """Keep an end-of-sequence text that does not end the output as content."""
-    return p.not_followed_by(eos_at_end(b)) + p.content(p.literals(eos_texts(b)))
+    texts = eos_texts(b)
+    return p.not_followed_by(eos_at_end(b, texts)) + p.content(p.literals(texts))
+
+
+# Wrappers models put around calls that their template does not render: a markdown fence
+# (any language tag) and well-known tool-call token pairs.
+WRAPPERS = (("```", "```"), ("<tool_call>", "</tool_call>"), ("<tool_calls>", "</tool_calls>"),
+            ("<function_calls>", "</function_calls>"))
+
+
+def wrappers(b: Build, calls: CallGrammar | None) -> tuple[tuple[str, str], ...]:
+    """Return the wrapper pairs the template's own call markers do not use."""
+    if calls is None:
+        return ()
+    fmt = b.analysis.tools.format
+    own = "\n".join((*calls.triggers, *b.structural, *call_closers(b), fmt.section_start,
+                      fmt.per_call_start))
+    return tuple((o, c) for o, c in WRAPPERS if o not in own and c not in own)
+
+
+def wrapped_calls(b: Build, calls: CallGrammar | None) -> p.Expr | None:
+    """Drop a wrapper's opening right before the calls, noting it (the call is read)."""
+    pairs = wrappers(b, calls)
+    if calls is None or not pairs:
+        return None
+    fence = p.literal("```") + p.regex(r"[\w+\-]*", 32)
+    openings = [fence if o == "```" else p.literal(o) for o, _ in pairs]
+    wrapper = p.choice(*openings) + p.space() + p.peek(calls.head)
+    return p.noted(wrapper, "call_wrapper", "accepted", "the calls without a wrapper")
+
+
+def wrapper_stops(b: Build, calls: CallGrammar | None) -> tuple[str, ...]:
+    """Return the wrapper openings content stops at (kept as text when no call follows)."""
+    return tuple(o for o, _ in wrappers(b, calls))
 
 
 def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
@@ -90,13 +142,17 @@ def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
 def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     """Capture content up to the tool calls, leaving structural markers out."""
     triggers = calls.triggers if calls is not None else ()
-    nested = reasoning_block(b, None, None) if b.extracting and b.reasoning_start else None
+    nested = reasoning_block(b, None, None, nested=True) if b.extracting and b.reasoning_start \
+        else None
     if nested is not None:  # reasoning after some content: read as reasoning, and noted
         nested = p.noted(nested, "content_around_reasoning", "accepted",
                          "reasoning before the content")
-    at_stop = first_of(nested, dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
-                       kept_eos(b))
-    stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b))
+    wrapped, openings = wrapped_calls(b, calls), wrapper_stops(b, calls)
+    kept_openings = p.content(p.literals(openings)) if openings else None
+    at_stop = first_of(nested, final_eos(b), wrapped,
+                       dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
+                       kept_eos(b), kept_openings)
+    stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b), *openings)
     if nested is not None:
         stops += (b.reasoning_start,)
     breaker = calls.head if calls is not None else None
@@ -108,13 +164,13 @@ def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
     if b.options.json_schema is not None:
         return response_format_grammar(b)
     ending = trailing_eos(b) + p.end()
-    calls_to_end = calls.section + trailer(b, True) + ending if calls is not None else None
+    calls_to_end = calls.section + trailer(b, calls) + ending if calls is not None else None
     lead = leading_reasoning(b, calls, calls_to_end)
     text = p.rule("content", content_text(b, calls))
     if calls is None:
         return lead + text + ending
     # Text after the calls (a model's closing remark) is content too, never an error.
-    tool_calls = p.rule("tool-calls", calls.section) + after_calls(b)
+    tool_calls = p.rule("tool-calls", calls.section) + after_calls(b, calls)
     return lead + text + p.zero_or_more(tool_calls + text) + ending
 
 

@@ -23,10 +23,14 @@ def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, .
     return text_loop(p.reasoning, stops, at_trigger, calls_to_end)
 
 
-def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
-    """Match `start reasoning [end]`, committed once the start marker is seen."""
+def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None,
+                    nested: bool = False) -> p.Expr:
+    """Match `start reasoning [end]`, committed once the start marker is seen (nested: a
+    block between pieces of content, the text after it kept verbatim)."""
     triggers = calls.triggers if calls is not None else ()
-    closing = p.literal(b.reasoning_end) + p.space() + after_end(b)
+    closing = p.literal(b.reasoning_end)
+    if not nested:
+        closing += p.space() + after_end(b)
     if calls_to_end is not None and triggers:
         # Calls the model starts without closing its reasoning end it: read, and noted.
         unclosed = p.noted(p.peek(calls_to_end), "unclosed_reasoning", "accepted",
@@ -36,13 +40,28 @@ def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | 
             + reasoning_text(b, calls_to_end, triggers) + p.optional(closing))
 
 
+def prompt_opens_reasoning(b: Build) -> bool:
+    """Tell whether the analysis' generation prompt for the options leaves reasoning open."""
+    prompts = {g.enable_thinking: g for g in b.analysis.generation_prompts}
+    chosen = prompts.get(b.options.enable_thinking) or prompts.get(None)
+    text = chosen.text if chosen is not None else ""
+    opened = text.rfind(b.reasoning_start)
+    return opened >= 0 and (not b.reasoning_end or text.rfind(b.reasoning_end) < opened)
+
+
 def repeated_start(b: Build) -> p.Expr:
-    """Note a doubled start marker (the prompt opened the reasoning, the model opened it
-    again). The marker stays in the reasoning text, verbatim, as llama.cpp keeps it (its
-    parse vectors expect `<think>` there)."""
-    again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start",
-                    "kept_as_content", f"one `{b.reasoning_start}`")
-    return p.optional(p.reasoning(p.space() + again))
+    """Read a doubled start marker as one, and note it.
+
+    When the generation prompt itself opened the reasoning, the model's own start marker
+    stays in the reasoning text, verbatim, as llama.cpp keeps it (its parse vectors expect
+    `<think>` there); when the model doubled it, the second one is dropped."""
+    if prompt_opens_reasoning(b):
+        again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start",
+                        "kept_as_content", f"one `{b.reasoning_start}`")
+        return p.optional(p.reasoning(p.space() + again))
+    again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start", "accepted",
+                    f"one `{b.reasoning_start}`")
+    return p.optional(p.space() + again)
 
 
 def after_end(b: Build) -> p.Expr:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import Build, lit, maybe
+from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.state import MatchState
 
@@ -141,6 +141,13 @@ def call_object(b: Build, names: list[str]) -> Member:
     return members(name, items, python)
 
 
+def side_by_side(pattern: str, obj: Member) -> p.Expr:
+    """Match a separator the template does not write between calls, when a call follows it
+    (noted: the calls are read)."""
+    found = p.regex(pattern) + p.peek(obj.head)
+    return p.noted(found, "call_separator", "accepted", "what the template writes between calls")
+
+
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a JSON_NATIVE template."""
     fmt = b.analysis.tools.format
@@ -148,17 +155,23 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     obj = call_object(b, names)
     call = p.rule("tool-call", p.tool(obj.whole))
     per_call_start = fmt.per_call_start.strip()
-    unit = lit(per_call_start) + p.space() + call + maybe(fmt.per_call_end)
+    unit = lit(per_call_start) + p.space() + call
+    if per_call_start:  # more calls inside one per-call wrapper, `;` or newline apart
+        unit += p.zero_or_more(side_by_side(r"[ \t]*;\s*|[ \t]*\n\s*", obj) + call)
+    unit += closing(fmt.per_call_end)
     if fmt.tools_array_wrapped:
         comma = p.space() + p.literal(",") + p.space()
         body = p.literal("[") + p.space() + unit + p.zero_or_more(comma + unit) + p.space()
         body += p.literal("]")
         head = p.literal("[") + p.space() + lit(per_call_start) + p.space() + obj.head
     else:
-        body = unit + p.zero_or_more(separator(fmt.call_separator) + unit)
+        between = separator(fmt.call_separator)
+        if fmt.call_separator.strip() != ";":
+            between = p.choice(side_by_side(r"\s*;\s*", obj), between)
+        body = unit + p.zero_or_more(between + unit)
         head = lit(per_call_start) + p.space() + obj.head
     section_start = fmt.section_start.strip()
-    section = lit(section_start) + p.space() + body + maybe(fmt.section_end)
+    section = lit(section_start) + p.space() + body + closing(fmt.section_end)
     head = lit(section_start) + p.space() + head
     first = section_start or per_call_start or ("[" if fmt.tools_array_wrapped else "{")
     return CallGrammar((first,), head, section)

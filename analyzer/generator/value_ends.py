@@ -45,6 +45,15 @@ class Intruders:
     def markers(self) -> tuple[str, ...]:
         return (*self.openings, *self.structural)
 
+    @cached_property
+    def leads(self) -> str:
+        """The characters every stop and mismatched tag begins with (usually just `<`)."""
+        return "".join(sorted({m[0] for m in (*self.markers, *self.mismatched)}))
+
+    @cached_property
+    def longest(self) -> int:
+        return max(len(m) for m in (*self.markers, *self.mismatched))
+
 
 def intruders(b: Build, end: str) -> Intruders | None:
     """Return what may stop a value closed by end (None: nothing does)."""
@@ -77,12 +86,14 @@ def declared_names(b: Build) -> list[str]:
 class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
-    __slots__ = ("end", "pad", "stops")
+    __slots__ = ("end", "pad", "stops", "markers", "leads")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
         self.pad = pad
         self.stops = stops
+        self.markers = (pad + end, end, *stops.markers, *stops.mismatched)
+        self.leads = "".join(dict.fromkeys(stops.leads + end[:1]))
 
     def match(self, st: MatchState, pos: int) -> int:
         text = st.text
@@ -100,6 +111,8 @@ class ValueText(p.Expr):
     def _intruder(self, st: MatchState, pos: int, limit: int) -> tuple[int, bool]:
         """Return where the first stop before limit is (-1: none), and whether that is
         decided (partial input may end where a marker is a stop or not, by what follows)."""
+        if not self._has_lead(st.text, pos, limit):
+            return -1, True
         for found in self.stops.pattern.finditer(st.text, pos, limit):
             if found.group() in self.stops.openings:
                 return found.start(), True
@@ -120,10 +133,16 @@ class ValueText(p.Expr):
 
     def _wait(self, st: MatchState, pos: int, upto: int) -> int:
         """Need more input; everything up to where a stop (or its lead) may begin is certain."""
-        markers = (self.pad + self.end, self.end, *self.stops.markers, *self.stops.mismatched)
-        safe = upto - held_back(st.text, pos, upto, markers)
-        safe = value_end(st.text, pos, safe, self.stops.mismatched)
+        window = max(pos, upto - max(self.stops.longest, len(self.pad + self.end)))
+        if self._has_lead(st.text, window, upto):
+            upto -= held_back(st.text, pos, upto, self.markers)
+        safe = value_end(st.text, pos, upto, self.stops.mismatched)
         return st.need(self, safe, safe)
+
+    def _has_lead(self, text: str, start: int, end: int) -> bool:
+        """Tell whether a stop, a tag or the closing may begin in text[start:end] (the fast
+        answer for the usual value: no `<` in it)."""
+        return any(text.find(lead, start, end) >= 0 for lead in self.leads)
 
     def describe(self) -> str:
         return f"value-text({self.end!r})"

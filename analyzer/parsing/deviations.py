@@ -8,6 +8,7 @@ template's exact rendering) has no deviation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -106,12 +107,18 @@ def from_notice(notice: Notice) -> Deviation:
                      notice.line, notice.column, note.expected, notice.found, notice.context)
 
 
+# A failure where only names were expected: the call names a function the request lacks.
+NAME = re.compile(r"`[A-Za-z_][\w.\-]*`")
+
+
 def from_problem(problem: ParseProblem) -> Deviation:
-    """Turn a marker kept as text (what it started did not parse) into a deviation."""
+    """Turn a marker kept as text (what it started did not parse) into a deviation: an
+    unknown function when only function names were expected there, else a malformed call."""
     expected = " or ".join(problem.expected) if problem.expected else "a call"
-    return Deviation(DeviationKind.MALFORMED_CALL, DeviationAction.KEPT_AS_CONTENT,
-                     problem.offset, problem.line, problem.column, expected, problem.found,
-                     problem.context)
+    named = bool(problem.expected) and all(NAME.fullmatch(e) for e in problem.expected)
+    kind = DeviationKind.UNKNOWN_FUNCTION if named else DeviationKind.MALFORMED_CALL
+    return Deviation(kind, DeviationAction.KEPT_AS_CONTENT, problem.offset, problem.line,
+                     problem.column, expected, problem.found, problem.context)
 
 
 def collected(problems: Iterable[ParseProblem], notices: Iterable[Notice]) -> tuple[Deviation, ...]:

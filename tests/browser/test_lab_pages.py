@@ -143,9 +143,9 @@ def test_a_call_to_an_unknown_function_is_a_deviation_shown_with_its_caret(
     box.fill('<tool_call>\n{"name": "' + name + '", "arguments": {}}\n</tool_call>')
     deviation = page.locator("#live-deviations .deviation-entry")
     expect(deviation).to_have_count(1, timeout=15_000)
-    expect(deviation).to_have_attribute("data-kind", "malformed_call")
+    expect(deviation).to_have_attribute("data-kind", "unknown_function")
     expect(deviation.locator(".deviation-message")).to_contain_text(
-        "line 2, column 11 (offset 22): malformed_call: expected `get_weather`"
+        "line 2, column 11 (offset 22): unknown_function: expected `get_weather`"
     )
     expect(deviation.locator(".deviation-message")).to_contain_text("kept as content")
     # The failing line (windowed when long), then a caret under the name's first character.
@@ -162,6 +162,38 @@ def test_a_call_to_an_unknown_function_is_a_deviation_shown_with_its_caret(
     expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather")
     expect(page.locator("#live-deviations")).to_be_hidden()
     expect(page.locator("#live-problem")).to_be_hidden()
+
+
+def test_a_malformed_call_typed_live_is_read_and_its_deviation_shown_with_a_caret(
+    page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
+) -> None:
+    path = corpus_templates / "Qwen3-Coder.jinja"
+    if not path.exists():
+        pytest.skip(f"Qwen3-Coder.jinja is not in {corpus_templates}")
+    paste_and_wait(page, path.read_text())
+    box = page.locator("#live-input")
+    expect(page.locator("#live-tool-calls .tool-name")).to_have_text("get_weather",
+                                                                     timeout=15_000)
+    expect(page.locator("#live-deviations")).to_be_hidden()  # the template's own rendering
+    # The model left out the first value's closing tag: the value must not swallow the next
+    # parameter, and the page says where the output departs from the template.
+    sample = box.input_value()
+    broken = sample.replace("</parameter>", "", 1)
+    assert broken != sample
+    box.fill(broken)
+    deviation = page.locator("#live-deviations .deviation-entry")
+    expect(deviation).to_have_count(1, timeout=15_000)
+    expect(deviation).to_have_attribute("data-kind", "missing_close")
+    expect(deviation.locator(".deviation-message")).to_contain_text(
+        "missing_close: expected `</parameter>`")
+    # The value ends right after `Paris`: the caret stands there, on Paris's line.
+    line = broken[: broken.index("Paris")].count("\n") + 1
+    expect(deviation.locator(".deviation-message")).to_contain_text(f"line {line}, column 6")
+    expect(deviation.locator(".deviation-context")).to_have_text("Paris\n     ^")
+    arguments = page.locator("#live-tool-calls .tool-arguments")
+    expect(arguments).to_contain_text('"unit": "celsius"')
+    assert json.loads(arguments.inner_text()) == {"city": "Paris", "unit": "celsius"}
+    screenshot("live-parse-deviation", "#live")
 
 
 # One template per call format; each pre-fills its own rendering of get_weather(Paris, celsius).

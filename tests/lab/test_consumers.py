@@ -173,7 +173,7 @@ def test_a_marker_kept_as_text_comes_back_as_a_problem_with_its_caret(
     assert problem["message"].startswith("`<tool_call>` at offset 0 kept as text: expected")
     [deviation] = final["deviations"]
     assert (deviation["kind"], deviation["action"], deviation["offset"]) == (
-        "malformed_call", "kept_as_content", 22)
+        "unknown_function", "kept_as_content", 22)
     assert deviation["context"] == problem["context"]
 
 

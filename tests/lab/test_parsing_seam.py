@@ -171,7 +171,7 @@ def test_a_call_to_an_unknown_function_stays_content_and_says_why(
     assert problem.context == '{"name": "no_such_function", "arguments": {}}\n' + " " * 10 + "^"
 
 
-def test_an_error_that_stops_the_parse_is_placed_in_the_typed_output_not_the_prompt(
+def test_a_break_in_the_parse_is_placed_in_the_typed_output_not_the_prompt(
     qwen3: str,
 ) -> None:
     # enable_thinking=false: the parser first reads the prompt's `<think>\n\n</think>\n\n`.
@@ -179,9 +179,12 @@ def test_an_error_that_stops_the_parse_is_placed_in_the_typed_output_not_the_pro
     live = parsing.open_stream(qwen3, options)
     assert live is not None
     live.feed("Sure:\n<tool_call>")
-    [problem] = live.finish().problems
-    assert (problem.kept, problem.offset, problem.line, problem.column) == ("", 0, 1, 1)
-    assert "at offset 0 (line 1, column 1) in rule `response-format`, found `Sure:`" in (
-        problem.message
-    )
-    assert problem.context == "Sure:\n^"
+    state = live.finish()
+    # The parse no longer stops: the break is a deviation placed in the typed output, and the
+    # text from it on is kept (the panels never go blank).
+    assert state.problems == ()
+    [deviation] = state.deviations
+    assert (deviation.kind, deviation.offset, deviation.line, deviation.column) == (
+        "malformed_call", 0, 1, 1)
+    assert deviation.context == "Sure:\n^"
+    assert state.content == "Sure:\n<tool_call>"

@@ -133,7 +133,7 @@ def test_a_marker_kept_as_text_is_noted_on_standard_error(
     status, out, err = run(capsys, str(FORMATS / "tools_tag_json.jinja"), "--input", str(output),
                            "--tools", str(tools), *chunking)
     assert status == 0 and "<function=get_we" in out  # kept as content
-    assert err.startswith("deviation: line 1, column 14 (offset 13): malformed_call: expected "
+    assert err.startswith("deviation: line 1, column 14 (offset 13): unknown_function: expected "
                           "`get_weather`, found `get_wether>`; kept as content\n")
     assert err.rstrip().endswith(" " * 13 + "^")
 
@@ -151,7 +151,7 @@ def test_json_output_lists_the_deviations(
                          "--tools", str(tools), "--json", *chunking)
     last = out.strip().splitlines()[-1] if stream else out
     deviations = json.loads(last)["deviations"]
-    assert status == 0 and [d["kind"] for d in deviations] == ["malformed_call"]
+    assert status == 0 and [d["kind"] for d in deviations] == ["unknown_function"]
     assert deviations[0]["action"] == "kept_as_content" and deviations[0]["offset"] == 13
 
 

@@ -122,9 +122,18 @@ def test_a_doubled_reasoning_start_is_noted_and_kept_verbatim_as_llama_cpp_does(
     assert (doubled.deviations[0].offset, doubled.deviations[0].expected) == (0, "one `<think>`")
 
 
+def test_a_start_marker_the_model_doubled_is_read_as_one_and_noted() -> None:
+    clean = report("think_tag_based", "<think>plan it</think>The answer.")
+    doubled = report("think_tag_based", "<think>\n<think>plan it</think>The answer.")
+    assert doubled.message == clean.message
+    assert kinds(doubled) == [("repeated_reasoning_start", "accepted")]
+    assert doubled.deviations[0].offset == len("<think>\n")
+
+
 def test_reasoning_between_two_pieces_of_content_is_read_and_noted() -> None:
     result = report("think_tag_based", "Hi.\n<think>hmm</think>\nBye.")
-    assert (result.message.reasoning_content, result.message.content) == ("hmm", "Hi.\nBye.")
+    # The text after the block is kept verbatim.
+    assert (result.message.reasoning_content, result.message.content) == ("hmm", "Hi.\n\nBye.")
     assert kinds(result) == [("content_around_reasoning", "accepted")]
     assert result.deviations[0].offset == 4
 
@@ -157,6 +166,31 @@ def test_an_end_of_sequence_text_ending_the_output_is_dropped_and_noted() -> Non
 def test_an_end_of_sequence_text_inside_the_output_stays_content() -> None:
     result = report("think_tag_based", "Use </s> to end a sequence.")
     assert result.message.content == "Use </s> to end a sequence." and result.deviations == ()
+
+
+CALL_JSON = '{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+
+
+def test_calls_in_a_markdown_fence_are_read_and_the_fence_noted() -> None:
+    calls = f"<tool_call>\n{CALL_JSON}\n</tool_call>"
+    clean = report("tools_json_native", "Sure.\n" + calls)
+    fenced = report("tools_json_native", "Sure.\n```json\n" + calls + "\n```")
+    assert fenced.message == clean.message and clean.deviations == ()
+    assert kinds(fenced) == [("call_wrapper", "accepted")]
+    assert fenced.deviations[0].offset == len("Sure.\n")
+    # A fence around no call stays content, with no note.
+    text = report("tools_json_native", "Use:\n```json\n{}\n```")
+    assert text.message.content == "Use:\n```json\n{}\n```" and text.deviations == ()
+
+
+def test_two_json_calls_in_one_wrapper_are_read_and_their_separator_noted() -> None:
+    clean = report("tools_json_native", f"<tool_call>\n{CALL_JSON}\n</tool_call>\n"
+                   f"<tool_call>\n{CALL_JSON}\n</tool_call>", parallel_tool_calls=True)
+    for between in ("; ", "\n"):
+        joined = report("tools_json_native", f"<tool_call>\n{CALL_JSON}{between}{CALL_JSON}\n"
+                        "</tool_call>", parallel_tool_calls=True)
+        assert joined.message == clean.message
+        assert kinds(joined) == [("call_separator", "accepted")]
 
 
 def test_a_turn_header_after_the_reasoning_end_is_not_content() -> None:

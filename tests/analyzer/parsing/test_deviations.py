@@ -38,7 +38,7 @@ def test_the_message_says_where_what_was_expected_found_and_done() -> None:
 
 
 def test_problems_fold_into_malformed_calls_kept_as_content_in_output_order() -> None:
-    head = p.literal("<f>") + p.literal("name")
+    head = p.literal("<f>") + p.literal("(name)")
     noted = p.noted(p.literal("</s>"), "trailing_eos", "dropped", "end of output")
     grammar = p.Parser(p.content(p.until("<f>", "</s>"))
                        + p.zero_or_more(p.choice(p.kept_as_text(p.content(p.literal("<f>")), head),
@@ -48,6 +48,17 @@ def test_problems_fold_into_malformed_calls_kept_as_content_in_output_order() ->
     assert [(d.kind, d.action, d.offset) for d in deviations] == [
         (DeviationKind.MALFORMED_CALL, DeviationAction.KEPT_AS_CONTENT, 4),
         (DeviationKind.TRAILING_EOS, DeviationAction.DROPPED, 8)]
-    assert deviations[0].expected == "`name`" and deviations[0].found == "`nope</s>`"
+    assert deviations[0].expected == "`(name)`" and deviations[0].found == "`nope</s>`"
     moved = in_output(deviations, "x<f>")
     assert [(d.offset, d.column) for d in moved] == [(0, 1), (4, 5)]
+
+
+def test_a_failure_where_only_function_names_fit_is_an_unknown_function() -> None:
+    head = p.literal("<f>") + p.literals(["get_weather", "search"])
+    grammar = p.Parser(p.content(p.until("<f>")) + p.zero_or_more(
+        p.kept_as_text(p.content(p.literal("<f>")), head) + p.content(p.until("<f>"))))
+    result = grammar.parse("<f>delete_all")
+    [deviation] = collected(result.problems, result.notices)
+    assert (deviation.kind, deviation.action) == (DeviationKind.UNKNOWN_FUNCTION,
+                                                  DeviationAction.KEPT_AS_CONTENT)
+    assert deviation.expected == "`get_weather` or `search`"
