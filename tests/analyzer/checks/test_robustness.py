@@ -35,9 +35,9 @@ FORMATS = ROOT / "templates_corpus" / "formats"
 CORPUS = ROOT / ".." / "shared" / "corpus" / "templates"
 TOOL_FORMATS = sorted(p.stem for p in FORMATS.glob("*.jinja")
                       if analyze(load_template_file(p)).tools.format.mode != ToolFormat.NONE)
-# The share of corpus cases that passed when this test bed was built (before the deviations
-# of issue 9 item 3 were reported): a run below it is a regression.
-FLOOR = 0.16
+# The share of corpus cases that passed at the last measurement (README): below it is a
+# regression. Raise it as tolerances land.
+FLOOR = 0.37
 TARGET = 0.99
 
 
