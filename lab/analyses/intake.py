@@ -10,12 +10,14 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from lab.analyses import engine, hub, queueing, reconcile
-from lab.analyses.models import Analysis, Template, TemplateOrigin, options_key
+from lab.analyses.models import Analysis, Template, TemplateOrigin, options_key, template_key
 
 
 def store_template(loaded: engine.TemplateSource) -> Template:
-    """Return the stored row for this source, creating it the first time it is seen."""
+    """Return the stored row for this (source, bos, eos), creating it the first time."""
+    key = template_key(loaded.sha256, loaded.source, loaded.bos_token, loaded.eos_token)
     defaults = {
+        "sha256": loaded.sha256,
         "source": loaded.source,
         "bos_token": loaded.bos_token,
         "eos_token": loaded.eos_token,
@@ -23,9 +25,9 @@ def store_template(loaded: engine.TemplateSource) -> Template:
     }
     try:
         with transaction.atomic():
-            template, _ = Template.objects.get_or_create(sha256=loaded.sha256, defaults=defaults)
-    except IntegrityError:  # another request stored the same source a moment ago
-        template = Template.objects.get(sha256=loaded.sha256)
+            template, _ = Template.objects.get_or_create(key=key, defaults=defaults)
+    except IntegrityError:  # another request stored the same template a moment ago
+        template = Template.objects.get(key=key)
     return template
 
 
@@ -194,6 +196,26 @@ def analyze_picked(upload: StoredUpload, names: list[str]) -> list[Analysis]:
     return [request_analysis(template) for name, template in upload.templates if name in names]
 
 
-def ingest_paste(text: str) -> Analysis:
+def ingest_paste(source: str, title: str = "") -> Analysis:
     """Store a pasted template and return its analysis."""
-    return ingest(engine.load_pasted(text), TemplateOrigin.Kind.PASTE)
+    return ingest(engine.load_pasted(source), TemplateOrigin.Kind.PASTE, title=title)
+
+
+def ingest_edit(parent: Template, source: str, title: str = "") -> Analysis:
+    """Store an edited source with its parent's special tokens and name; return its analysis."""
+    pasted = engine.load_pasted(source)
+    loaded = replace(
+        pasted,
+        name=parent.template_name,
+        bos_token=pasted.bos_token or parent.bos_token,
+        eos_token=pasted.eos_token or parent.eos_token,
+    )
+    template = store_template(loaded)
+    TemplateOrigin.objects.create(
+        template=template,
+        kind=TemplateOrigin.Kind.EDIT,
+        parent=parent,
+        title=title,
+        template_name=loaded.name,
+    )
+    return request_analysis(template)

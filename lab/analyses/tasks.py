@@ -56,7 +56,9 @@ def run_analysis(self: Task, analysis_id: int) -> None:
 def _analyze(analysis: Analysis) -> tuple[str, str]:
     """Return (result JSON, "") or ("", the error a user reads)."""
     try:
-        return engine.analyze_template(analysis.template), ""
+        result_json = engine.analyze_template(analysis.template)
+        oversized = _oversized(result_json)
+        return ("", oversized) if oversized else (result_json, "")
     except SoftTimeLimitExceeded:
         return "", f"the analysis took longer than {TIME_LIMIT} s and was stopped"
     except engine.AnalyzerError as exc:
@@ -68,6 +70,14 @@ def _analyze(analysis: Analysis) -> tuple[str, str]:
         )
     except Exception as exc:  # noqa: BLE001 - any crash must reach the page, not vanish
         return "", f"internal error ({type(exc).__name__}): {exc}"
+
+
+def _oversized(result_json: str) -> str:
+    """Say why a result is too large to store, or return ""."""
+    size, cap = len(result_json.encode("utf-8")), settings.LAB_MAX_RESULT_BYTES
+    if size <= cap:
+        return ""
+    return f"the analysis result is {size:,} bytes of JSON; the lab stores at most {cap:,} bytes"
 
 
 @shared_task(ignore_result=True)  # type: ignore[untyped-decorator]
