@@ -43,10 +43,14 @@ def is_abandoned(run: CorpusRun) -> bool:
 
 def close_abandoned_runs() -> list[int]:
     """Close every run that cannot close itself; return their ids."""
-    closed = [run.pk for run in pending_runs() if is_abandoned(run)]
-    for run_id in closed:
-        close_without_missing(run_id, LOST, note="closed by the reconciler: tasks were lost")
-    return closed
+    closed = [run for run in pending_runs() if is_abandoned(run)]
+    for run in closed:
+        complete = run.results.count() >= run.total
+        note = "closed by the reconciler: " + (
+            "its closing task was lost" if complete else "tasks were lost"
+        )
+        close_without_missing(run.pk, LOST, note=note)
+    return [run.pk for run in closed]
 
 
 def cancel_run(run_id: int) -> CorpusRun | None:

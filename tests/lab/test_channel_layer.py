@@ -22,7 +22,7 @@ from lab.analyses.models import Analysis
 from lab.analyses.tasks import run_analysis
 from lab.run import free_port, start_valkey, start_web, stop
 
-pytestmark = pytest.mark.django_db(transaction=True)  # daphne reads the row from its process
+pytestmark = pytest.mark.django_db(transaction=True)  # the web server reads the row
 
 IDLE_SECONDS = 30
 
@@ -33,7 +33,7 @@ def test_the_layer_socket_timeout_outlasts_its_blocking_read() -> None:
 
 @pytest.fixture(scope="module")
 def web(test_database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Daphne with the Redis channel layer on a real Valkey; its ws:// base URL."""
+    """The web server with the Redis channel layer on a real Valkey; its host:port."""
     logs = tmp_path_factory.mktemp("channel-layer")
     valkey, redis_url = start_valkey(logs / "valkey", log=logs / "valkey.log")
     env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": test_database_url}
@@ -57,5 +57,5 @@ def test_a_live_socket_idle_for_30_s_still_parses(web: str, corpus_templates: Pa
         time.sleep(IDLE_SECONDS)
         socket.send(json.dumps({"type": "append", "chunk": "Hello after a pause"}))
         reply = json.loads(socket.recv(timeout=10))
-    assert reply["type"] == "state"
-    assert "Hello after a pause" in reply["content"]
+    assert reply["type"] == "delta"  # only what changed: the content typed after the pause
+    assert reply["content"] == "Hello after a pause"

@@ -67,6 +67,8 @@ def test_a_run_with_every_row_but_no_callback_is_closed_at_once(
     runs.evaluate_entry(run.pk, corpus[1].pk)
     assert recovery.close_abandoned_runs() == [run.pk]
     assert not CorpusResult.objects.filter(run=run, status=CorpusResult.Status.ERROR).exists()
+    note = CorpusRun.objects.get(pk=run.pk).note
+    assert note == "closed by the reconciler: its closing task was lost"
 
 
 def test_a_late_chord_callback_does_not_reopen_a_cancelled_run(
