@@ -116,6 +116,13 @@ class Analysis(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)  # analyzer time only
+    # Delivery bookkeeping (lab.analyses.claims, lab.analyses.reconcile): when the task was last
+    # handed to the broker (None: never, e.g. the broker was down), which task holds the row
+    # while it runs and until when, and how many times a worker took it.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
 
     class Meta:
         indexes = [models.Index(fields=["template", "analyzer_version", "options_key"])]
@@ -130,6 +137,10 @@ class Analysis(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def is_waiting_for_broker(self) -> bool:
+        return self.status == self.Status.QUEUED and self.enqueued_at is None
 
     @property
     def result(self) -> dict[str, Any] | None:

@@ -178,9 +178,9 @@ def template_detail(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
 
 @require_POST
 def analyze_again(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
-    """Queue an analysis of a stored template with the current analyzer (or show the live one)."""
+    """Run the template's analysis anew with the current analyzer (or show the running one)."""
     template = get_object_or_404(Template, sha256=sha256)
-    return _go_to(request, intake.request_analysis(template))
+    return _go_to(request, intake.analyze_again(template))
 
 
 @require_GET

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from lab.corpus import launch, payloads, queries
+from lab.corpus import launch, payloads, queries, recovery
 from lab.corpus.diffs import RunDiff, diff_runs, visible
 from lab.corpus.models import CorpusResult, CorpusRun
 
@@ -69,6 +69,14 @@ def start_run(request: HttpRequest) -> HttpResponse:
     return redirect(run)
 
 
+@require_POST
+def cancel_run(request: HttpRequest, pk: int) -> HttpResponse:
+    """Close a pending run now: its missing templates fail as cancelled."""
+    run = get_object_or_404(CorpusRun, pk=pk)
+    recovery.cancel_run(run.pk)
+    return redirect(run)
+
+
 @require_GET
 def run_history(request: HttpRequest) -> HttpResponse:
     """List runs, newest first, with their verdicts."""
@@ -119,7 +127,7 @@ def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def api_run(request: HttpRequest, pk: int) -> JsonResponse:
-    """Return a run and all its rows as JSON."""
+    """Return a run and one page of its rows as JSON."""
     return JsonResponse(payloads.run_payload(get_object_or_404(CorpusRun, pk=pk), request))
 
 

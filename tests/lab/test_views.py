@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 
 from lab.analyses.models import Analysis, Template, TemplateOrigin
 
@@ -256,14 +257,29 @@ def test_a_failed_analysis_shows_its_error_and_keeps_the_template(
     assert "{% if %}" in source_page
 
 
-def test_a_pending_analysis_polls_for_its_body_partial(client: Client) -> None:
+def test_a_pending_analysis_listens_for_its_status_and_serves_its_body_partial(
+    client: Client,
+) -> None:
     template = Template.objects.create(sha256="a" * 64, source="x")
-    analysis = Analysis.objects.create(template=template, analyzer_version="v", options_key="k")
+    analysis = Analysis.objects.create(
+        template=template, analyzer_version="v", options_key="k", enqueued_at=timezone.now()
+    )
     page = client.get(analysis.get_absolute_url()).content.decode()
-    assert 'hx-trigger="every 700ms"' in page
+    assert f'data-status-socket="/ws/a/{analysis.pk}/status/"' in page
+    assert "hx-trigger" not in page.split('id="analysis-body"')[1].split(">")[0]  # no polling
     partial = client.get(analysis.get_absolute_url(), **HTMX).content.decode()
     assert partial.lstrip().startswith('<div id="analysis-body"') and "<html" not in partial
     assert "waiting for a worker" in partial
+
+
+def test_an_analysis_the_broker_never_took_says_it_starts_when_the_queue_is_back(
+    client: Client,
+) -> None:
+    template = Template.objects.create(sha256="b" * 64, source="x")
+    analysis = Analysis.objects.create(template=template, analyzer_version="v", options_key="k")
+    page = client.get(analysis.get_absolute_url()).content.decode()
+    assert "this analysis will start when the task queue is back" in page
+    assert 'id="analyse-again"' in page
 
 
 def test_json_views_describe_the_analysis_and_keep_the_canonical_bytes(
