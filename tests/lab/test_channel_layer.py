@@ -57,5 +57,5 @@ def test_a_live_socket_idle_for_30_s_still_parses(web: str, corpus_templates: Pa
         time.sleep(IDLE_SECONDS)
         socket.send(json.dumps({"type": "append", "chunk": "Hello after a pause"}))
         reply = json.loads(socket.recv(timeout=10))
-    assert reply["type"] == "state"
+    assert reply["type"] == "delta"  # only what the append changed (issue 12, item 5)
     assert "Hello after a pause" in reply["content"]
