@@ -24,6 +24,10 @@ CLOSE_NOT_FOUND = 4404
 class LiveParseConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # Channels is untyped
     """Stream text through the analysis' parser: every frame gets one reply."""
 
+    # A socket that only answers its own frames needs no channel layer: an alias that names
+    # none makes Channels skip it (no Redis read per connection, nothing to time out).
+    channel_layer_alias = "live-parse-has-no-channel-layer"
+
     async def connect(self) -> None:
         analysis_id = self.scope["url_route"]["kwargs"]["analysis_id"]
         self.session = await database_sync_to_async(open_session)(analysis_id)

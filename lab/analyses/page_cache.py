@@ -2,22 +2,25 @@
 
 A done analysis never changes (rows are never overwritten), so its page is the same bytes for
 everyone except the CSRF token. The page is rendered with a placeholder token, kept in the
-`pages` cache, and each request gets it with its own token put in. Browsers revalidate with
+`pages` cache, and each request gets it with its own token put in; a hit reads only the row's
+status, creation time, template hash and the template's newest origin. Browsers revalidate with
 the ETag (304) or keep the page for a day (`private`: the page carries their token).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.core.cache import caches
+from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import get_token
 from django.utils.cache import patch_cache_control
 
 from lab.analyses import engine
-from lab.analyses.models import Analysis
+from lab.analyses.models import Analysis, TemplateOrigin
 
 TOKEN_PLACEHOLDER = "csrf-token-placeholder-0d6f1c"  # no real token looks like this
 MAX_CACHED_BYTES = 2_000_000
@@ -29,35 +32,53 @@ def is_immutable(analysis: Analysis) -> bool:
     return analysis.status == Analysis.Status.DONE
 
 
-def page_etag(analysis: Analysis) -> str:
-    """Name this page's content: the analysis, its template and the code that renders it."""
-    sha = analysis.template.sha256[:16]
-    return f'W/"analysis-{analysis.pk}-{sha}-{engine.analyzer_version()}"'
+def page_etag(pk: int, created_at: datetime, template_sha256: str, last_origin: int | None) -> str:
+    """Name one page: the analysis row (id and creation time: a database made anew reuses
+    ids), its template, the template's newest origin (the page shows where it came from and
+    the other templates of its files) and the code that renders it."""
+    row = f"{pk}-{created_at.timestamp():.6f}-{template_sha256[:16]}-{last_origin or 0}"
+    return f'W/"analysis-{row}-{engine.analyzer_version()}"'
+
+
+def _page_row(pk: int) -> tuple[datetime, str, int | None] | None:
+    """Read what names a done analysis' page: creation time, template hash, newest origin."""
+    # A subquery, not Max(): an aggregate would GROUP BY every column, result JSON included.
+    origins = TemplateOrigin.objects.filter(template=OuterRef("template")).order_by("-id")
+    newest_origin = origins.values("id")[:1]
+    row: tuple[datetime, str, int | None] | None = (
+        Analysis.objects.filter(pk=pk, status=Analysis.Status.DONE)
+        .annotate(last_origin=Subquery(newest_origin))
+        .values_list("created_at", "template__sha256", "last_origin")
+        .first()
+    )
+    return row
 
 
 def cached_response(request: HttpRequest, pk: int) -> HttpResponse | None:
-    """Answer from the cache alone (no database query), or None if the page is not there."""
-    stored = caches["pages"].get(_key(pk))
-    if stored is None:
+    """Answer a finished page from the cache (one small query, never the result JSON);
+    None when the analysis is not done or its page is not cached."""
+    row = _page_row(pk)
+    if row is None:
         return None
-    etag, html = stored
-    return _response(request, etag, html)
+    etag = page_etag(pk, *row)
+    html = caches["pages"].get(etag)
+    if html is None and etag not in request.headers.get("If-None-Match", ""):
+        return None
+    return _response(request, etag, html or "")
 
 
 def render_and_store(
     request: HttpRequest, analysis: Analysis, render_page: Callable[[dict[str, Any]], HttpResponse]
 ) -> HttpResponse:
     """Render a finished analysis' page with a placeholder token, keep it, and answer."""
-    etag = page_etag(analysis)
+    row = _page_row(analysis.pk)
+    if row is None:  # no longer done (cannot happen) or gone: render without keeping it
+        return render_page({})
+    etag = page_etag(analysis.pk, *row)
     html = render_page({"csrf_token": TOKEN_PLACEHOLDER}).content.decode()
     if len(html) <= MAX_CACHED_BYTES:
-        caches["pages"].set(_key(analysis.pk), (etag, html), CACHE_SECONDS)
+        caches["pages"].set(etag, html, CACHE_SECONDS)
     return _response(request, etag, html)
-
-
-def _key(pk: int) -> str:
-    # Only finished pages are stored, so the id and the code's version name one page.
-    return f"analysis-page:{pk}:{engine.analyzer_version()}"
 
 
 def _response(request: HttpRequest, etag: str, html: str) -> HttpResponse:
