@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis.pipeline import analyze
+from analyzer.analysis.isolated import analyze_bounded
 from analyzer.checks.serve import EngineAdvice, serve_advice
 from analyzer.checks.structural_tag import StructuralTag, check_structural_tag, structural_tag
 from analyzer.cli.main import load_template_argument
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     """Print each engine's flags; exit status 1 if some engine has no fitting parser."""
     path = "chat_template.jinja" if str(args.file) == "-" else str(args.file)
     template = load_template_argument(args.file, args.template_name)
-    analysis = analyze(template)
+    analysis = analyze_bounded(template)
     advice = serve_advice(analysis, template_path=path)
     tag = structural_tag(template, analysis)
     verdict = llguidance_verdict(template, analysis)

@@ -14,8 +14,11 @@ urlpatterns = [
     path("new/hub/", views.submit_hub, name="submit-hub"),
     path("t/<str:sha256>/", views.template_detail, name="template-detail"),
     path("t/<str:sha256>/analyze/", views.analyze_again, name="template-analyze"),
+    path("t/<str:sha256>/edit/", views.edit_template, name="template-edit"),
+    path("compare/", views.compare_view, name="compare"),
     path("a/<int:pk>/", views.analysis_detail, name="analysis-detail"),
     path("a/<int:pk>/parser/", views.parser_panel, name="analysis-parser"),
+    path("a/<int:pk>/render/", views.render_playground, name="analysis-render"),
     path("api/analyses/<int:pk>/", views.api_analysis, name="api-analysis"),
     path(
         "api/analyses/<int:pk>/result.json", views.api_analysis_result, name="api-analysis-result"
