@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from analyzer.analysis.caps import template_kwargs
@@ -170,9 +171,8 @@ def render_conversation(
     template cannot continue.
     """
     source = template if isinstance(template, TemplateSource) else load_template_text(template)
-    chat = ChatTemplate(source.source, bos_token=pick(request.bos_token, source.bos_token),
-                        eos_token=pick(request.eos_token, source.eos_token),
-                        limits=limits, now=now)
+    chat = compiled(source.source, pick(request.bos_token, source.bos_token),
+                    pick(request.eos_token, source.eos_token), limits, now)
     prompt, mode, note = render_with_fallback(chat, request)
     read = template_kwargs(source.source)
     unused = tuple(sorted(set(request.kwargs) - set(read)))
@@ -182,6 +182,13 @@ def render_conversation(
 def diff_renders(left: RenderResult, right: RenderResult) -> RenderDiff:
     """Diff two renders with the analysis' marker-aware diff (markers are never cut)."""
     return RenderDiff(left, right, diff_split(left.prompt, right.prompt))
+
+
+@lru_cache(maxsize=64)
+def compiled(source: str, bos_token: str, eos_token: str, limits: RenderLimits | None,
+             now: datetime | None) -> ChatTemplate:
+    """Compile a template once per process and settings (Jinja's compile dominates a render)."""
+    return ChatTemplate(source, bos_token=bos_token, eos_token=eos_token, limits=limits, now=now)
 
 
 def render_with_fallback(chat: ChatTemplate, request: RenderRequest) -> tuple[str, RenderMode, str]:

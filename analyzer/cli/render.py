@@ -79,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(result.prompt)
     for name in result.unused_kwargs:
         print(f"note: the template never reads kwarg {name!r}", file=sys.stderr)
+    if result.render_note:
+        print(f"note: rendered leniently (as llama.cpp's Jinja would); transformers refuses: "
+              f"{result.render_note}", file=sys.stderr)
     return 0
 
 

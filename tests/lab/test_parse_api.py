@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from analyzer.canonical import analysis_from_json
+from analyzer.generator import generate_parser
+from analyzer.parsing.options import ParseOptions
 from lab.analyses import engine, intake
 from lab.analyses.models import Analysis
 from lab.analyses.tasks import run_analysis
@@ -54,6 +57,9 @@ def test_a_departure_from_the_template_is_listed_as_a_deviation(client: Client,
     # closing tag should have been (right after `Paris`, line 4).
     assert (deviation["kind"], deviation["action"]) == ("missing_close", "accepted")
     assert deviation["expected"] == "`</parameter>`" and deviation["line"] == 4
+    # The API answers exactly what the analyzer's own parse reports.
+    parser = generate_parser(analysis_from_json(done.result_json), ParseOptions.make(tools=TOOLS))
+    assert report == json.loads(json.dumps(parser.parse_report(broken).to_dict()))
 
 
 def test_it_needs_no_csrf_token(done: Analysis) -> None:

@@ -75,3 +75,20 @@ def test_calls_without_an_opening_marker_have_no_trigger() -> None:
     template, analysis = loaded("tools_tag_json.jinja")
     tag = structural_tag(template, analysis)
     assert "no marker opens a call" in tag.problem
+
+
+CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus" / "templates"
+CORPUS_FILES = sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else []
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="../shared/corpus/templates is not available")
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.stem)
+def test_every_corpus_tag_accepts_its_templates_own_call(path: Path) -> None:
+    template = load_template_file(path)
+    analysis = analyze(template)
+    tag = structural_tag(template, analysis)
+    if not tag.available:
+        assert tag.problem  # says why there is none
+        return
+    verdict = check_structural_tag(template, analysis)
+    assert verdict is not None and verdict.accepted, verdict and verdict.describe()

@@ -96,3 +96,12 @@ def test_the_template_can_come_from_standard_input(messages: Path) -> None:
                            str(messages)], input=template, capture_output=True, text=True,
                           check=True, cwd=ROOT)
     assert "<function=get_weather>" in done.stdout
+
+
+def test_a_lenient_render_is_noted(messages: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    template = tmp_path / "appends.jinja"
+    template.write_text("{% set xs = [] %}{{ xs.append(1) or '' }}{{ xs | length }}")
+    status, out, err = run(capsys, str(template), "--messages", str(messages))
+    assert status == 0 and out == "1"
+    assert "rendered leniently" in err and "transformers refuses" in err
