@@ -14,11 +14,12 @@ from analyzer import peg as p
 from analyzer.generator.build import Build, spaced
 from analyzer.generator.dialect import DialectValue, QuotedDialect
 from analyzer.generator.tag_dialect import TagDialect
+from analyzer.generator.value_ends import ValueText, intruders, tolerant_closing
 from analyzer.model import Analysis
 from analyzer.parsing.options import canonical
 from analyzer.peg import Role
 from analyzer.peg.json_values import declared_types
-from analyzer.peg.scanning import held_back
+from analyzer.peg.scanning import first_chars, held_back
 from analyzer.peg.state import MatchState
 
 QUOTES = ("'", '"')
@@ -47,12 +48,13 @@ class UntilClosing(p.Expr):
 
     `until(pad + end, end)` would do, but one str.find is much faster than a regex search."""
 
-    __slots__ = ("end", "pad", "markers")
+    __slots__ = ("end", "pad", "markers", "wake")
 
     def __init__(self, end: str, pad: str) -> None:
         self.end = end
         self.pad = pad
         self.markers = (pad + end, end)
+        self.wake = first_chars(self.markers)
 
     def match(self, st: MatchState, pos: int) -> int:
         found = st.text.find(self.end, pos)
@@ -98,11 +100,15 @@ def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
     """Match padding, the value text up to the closing marker, padding and the marker."""
     lead, trail = value_padding(b.analysis)
     end = suffix.strip()
-    text = p.arg_string_value(UntilClosing(end, trail) if end else p.rest(), schema)
+    stops = intruders(b, end) if end else None
+    scan = UntilClosing(end, trail) if stops is None else ValueText(end, trail, stops)
+    text = p.arg_string_value(scan if end else p.rest(), schema)
     if end.startswith("</") and b.analysis.tools.arguments.name_prefix.strip().endswith('="'):
         # XML-style markup (names in attributes): a value may be a CDATA section.
         text = p.choice(cdata_value(schema), text)
     closing = PaddedLiteral(trail, end) if trail else p.literal(end)
+    if stops is not None:  # a missing or wrong closing tag is read, and noted
+        closing = tolerant_closing(b, end, closing, stops)
     return PaddedLiteral(lead, "") + text + closing if lead else text + closing
 
 

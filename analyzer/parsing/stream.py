@@ -4,6 +4,14 @@ The parser keeps only what is not final yet. After each chunk it records the res
 engine reports (an expression and a position past everything certain), drops the text before
 it and maps the final captures to deltas; the next chunk re-runs from there, not from the
 start, so streaming costs time linear in the output length.
+
+A run can also be skipped. When the engine resumed from the very expression it was given,
+consumed the whole chunk and stopped in a leaf that declares which characters could change
+its outcome (`Expr.wake`: a scan up to markers waits for their first characters), a next
+chunk holding none of them would give the same outcome again: the same resume point at the
+end of the text, and the same capture (at most one) stretched over the chunk. The stream then
+produces that outcome without running the grammar; the events, and so the deltas, are the
+ones the run would have given.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from analyzer.peg import Expr, ParseProblem, Parser, PegParseError
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import resumed
 from analyzer.peg.parser import run
-from analyzer.peg.state import Event
+from analyzer.peg.state import Event, MatchState
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +119,9 @@ class StreamParser:
         self.finished = False
         self.watch = ProblemWatch()
         self.memo: dict[Any, Any] = {}  # lookaheads left undecided, for the next chunk
+        # Set while the last run was steady: the characters that would change its outcome,
+        # and the capture it stretched over the whole text (None: it captured nothing).
+        self.quiet: tuple[frozenset[str], Event | None] | None = None
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
@@ -119,10 +130,43 @@ class StreamParser:
         self.buffer += chunk
         if self.watch.pending:
             self.watch.received(chunk)
-        deltas = self._advance(partial=True)
+        quiet = self.quiet
+        if quiet is not None and quiet[0].isdisjoint(chunk):
+            deltas = self._quiet(quiet[1])
+        else:
+            deltas = self._advance(partial=True)
         if self.watch.pending:
             self.watch.settle(final=False)
         return deltas
+
+    def _quiet(self, capture: Event | None) -> list[Delta]:
+        """Give a skipped run's deltas: its capture over the whole buffer."""
+        size = len(self.buffer)
+        deltas = []
+        if capture is not None:
+            role, _, _, flags, info = capture
+            deltas = self._emit([(role, 0, size, flags, info)])
+        self._drop(size)
+        return deltas
+
+    def _steady(self, state: MatchState) -> tuple[frozenset[str], Event | None] | None:
+        """Tell whether the run that left this state would repeat itself on a quiet chunk.
+
+        It must have resumed from the expression it was given, at the end of the text, in a
+        leaf that names its wake characters, with every event final and at most one capture,
+        over the whole text."""
+        size = len(self.buffer)
+        if state.resume is not self.expr or state.resume_pos != size or not size:
+            return None
+        wake = state.leaf.wake if isinstance(state.leaf, Expr) else None
+        events = state.events
+        if wake is None or state.commit_events != len(events) or len(events) > 1:
+            return None
+        if not events:
+            return wake, None
+        if events[0][1:3] != (0, size):
+            return None
+        return wake, events[0]
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
@@ -134,6 +178,7 @@ class StreamParser:
     def _advance(self, partial: bool) -> list[Delta]:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
+        self.quiet = None
         while not self.raw:
             try:
                 result = run(self.expr, self.buffer, 0, partial=partial, origin=self.origin,
@@ -145,6 +190,7 @@ class StreamParser:
             deltas += self._emit(result.final_events())
             if result.needs_more:
                 state = result.state
+                self.quiet = self._steady(state)
                 self.expr = resumed(state)
                 self._drop(state.resume_pos)
             return deltas

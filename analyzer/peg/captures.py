@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.peg.expressions import Expr, resumed
+from analyzer.peg.expressions import Expr, Sequence, head_and_tail, resumed
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.state import NEED, MatchState
@@ -92,7 +92,7 @@ class ToolCapture(Expr):
         if end >= 0:
             st.events.append((Role.TOOL_CLOSE, end, end, 0, None))
         elif end == NEED and not (self.opened and st.resume is self.item):
-            st.resume = ToolCapture(resumed(st), opened=True)
+            st.resume = opened_tool(resumed(st))
         elif end == NEED:
             st.resume = self
         return end
@@ -105,3 +105,12 @@ class ToolCapture(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()[0], False
+
+
+def opened_tool(item: Expr) -> Expr:
+    """Resume an opened tool call, kept flat: TOOL_CLOSE follows the last item, so a sequence's
+    head runs bare and an enclosing sequence flattens it into its own items."""
+    if isinstance(item, Sequence):
+        head, tail = head_and_tail(item.items)
+        return Sequence((head, ToolCapture(tail, opened=True)))
+    return ToolCapture(item, opened=True)

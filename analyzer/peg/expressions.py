@@ -27,6 +27,10 @@ class Expr:
 
     __slots__ = ()
     level = ATOM_LEVEL
+    # For a leaf that has consumed all the input it was given and needs more: the characters
+    # whose arrival could change that (None: any could). A stream whose next chunk holds none
+    # of them knows the outcome without running the grammar (see parsing/stream.py).
+    wake: frozenset[str] | None = None
 
     def match(self, st: MatchState, pos: int) -> int:
         """Match at pos; return the end position, FAIL or NEED."""
@@ -192,8 +196,17 @@ class Choice(Expr):
         return self.leads
 
     def _hold_unless_decided(self, st: MatchState, pos: int, index: int, events: int) -> None:
-        """Keep the resume point inside alternative index only if no later one can match."""
-        later = tuple(alt for alt in self.alternatives[index + 1 :] if _may_match(alt, st, pos))
+        """Keep the resume point inside alternative index only if no later one can match.
+
+        A later alternative whose literal prefix the text already contradicts is out without
+        running it (a stream asks this again on every chunk while the choice is open)."""
+        assert self.leads is not None  # match() computed them
+        text = st.text
+        later = tuple(
+            alt for alt, lead, _ in self.leads[index + 1 :]
+            if (not lead or text.startswith(lead, pos) or _may_start(st, pos, lead))
+            and _may_match(alt, st, pos)
+        )
         if later:
             st.hold_back(Choice((self.alternatives[index], *later)), pos, events)
 
@@ -403,10 +416,8 @@ class Rule(Expr):
         st.rules.append(self.name)
         end = self.body.match(st, pos)
         st.rules.pop()
-        if end == NEED and st.resume is not self.body:
-            st.resume = Rule(self.name, resumed(st))
-        elif end == NEED:
-            st.resume = self
+        if end == NEED:
+            st.resume = self if st.resume is self.body else scoped((self.name,), resumed(st))
         return end
 
     def describe(self) -> str:
@@ -423,6 +434,55 @@ class Rule(Expr):
             return self.body.prefix()
         finally:
             self.visiting = False
+
+
+class Scope(Expr):
+    """What is left of named rules in a resumed parse: the body, with the rules' names on the
+    trace's stack (one frame for several nested rules)."""
+
+    __slots__ = ("names", "body")
+
+    def __init__(self, names: tuple[str, ...], body: Expr) -> None:
+        self.names = names
+        self.body = body
+
+    def match(self, st: MatchState, pos: int) -> int:
+        depth = len(st.rules)
+        st.rules.extend(self.names)
+        end = self.body.match(st, pos)
+        del st.rules[depth:]
+        if end == NEED:
+            st.resume = self if st.resume is self.body else scoped(self.names, resumed(st))
+        return end
+
+    def describe(self) -> str:
+        return f"scope({', '.join(self.names)})<{self.body.describe()}>"
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.body,)
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.body.prefix()
+
+
+def head_and_tail(items: tuple[Expr, ...]) -> tuple[Expr, Expr]:
+    """Split a sequence's items into its first item and the sequence of the others."""
+    rest = items[1:]
+    return items[0], (rest[0] if len(rest) == 1 else Sequence(rest))
+
+
+def scoped(names: tuple[str, ...], body: Expr) -> Expr:
+    """Resume body inside named rules, kept flat: nested scopes merge, and a sequence scopes
+    its head apart from its tail, so an enclosing sequence flattens it into its own items.
+
+    A stream runs the resumed expression on every chunk; nested wrappers would be walked
+    down and back up each time."""
+    if isinstance(body, Scope):
+        return Scope(names + body.names, body.body)
+    if isinstance(body, Sequence):
+        head, tail = head_and_tail(body.items)
+        return Sequence((scoped(names, head), Scope(names, tail)))
+    return Scope(names, body)
 
 
 def sequence(*items: Expr) -> Expr:

@@ -14,6 +14,7 @@ from analyzer.peg.expressions import Expr
 from analyzer.peg.state import MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
+SPACE_CHARS = " \t\r\n"
 # A stream that re-matches an Until from the same start (a choice not yet decided) skips the
 # text it already searched once that exceeds this many characters.
 RESCAN_LIMIT = 256
@@ -63,14 +64,21 @@ def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     return longest
 
 
+def first_chars(markers: tuple[str, ...]) -> frozenset[str]:
+    """Return the characters the markers start with: text without them holds no marker and
+    no marker's beginning (what a scan up to the markers waits for)."""
+    return frozenset(marker[0] for marker in markers if marker)
+
+
 class Until(Expr):
     """Match everything up to (not including) the first of the markers, or to the end."""
 
-    __slots__ = ("markers", "pattern")
+    __slots__ = ("markers", "pattern", "wake")
 
     def __init__(self, markers: tuple[str, ...]) -> None:
         self.markers = markers
         self.pattern = re.compile("|".join(re.escape(m) for m in markers))
+        self.wake = first_chars(markers)
 
     def match(self, st: MatchState, pos: int) -> int:
         seen = st.memo.get((self, st.base + pos)) if st.memo else None
@@ -100,6 +108,7 @@ class Rest(Expr):
     """Match everything to the end of the input."""
 
     __slots__ = ()
+    wake: frozenset[str] | None = frozenset()  # nothing that comes can end it early
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial:
@@ -116,6 +125,8 @@ class Space(Expr):
     __slots__ = ()
 
     def match(self, st: MatchState, pos: int) -> int:
+        if pos < st.n and st.text[pos] not in SPACE_CHARS:
+            return pos  # most places have none: no regex call
         found = SPACE.match(st.text, pos)
         end = found.end() if found else pos
         if st.partial and end == st.n:

@@ -45,6 +45,7 @@ class MatchState:
         "rules",
         "memo",
         "base",
+        "leaf",
     )
 
     def __init__(
@@ -66,6 +67,9 @@ class MatchState:
         self.commit_events = 0
         self.need_end = 0
         self.unsafe_from = 1 << 62
+        # The leaf whose input ran out (the last need()): a stream asks it which characters
+        # could change its outcome (`wake`) to skip runs that cannot change anything.
+        self.leaf: Resumable | None = None
         self.fail_pos = -1
         self.expected: list[tuple[str, str]] = []
         self.rules: list[str] = []
@@ -76,6 +80,7 @@ class MatchState:
         self.resume_pos = resume_pos
         self.need_end = need_end
         self.commit_events = len(self.events)
+        self.leaf = resume
         return NEED
 
     def hold_back(self, resume: Resumable, start: int, events_at_start: int) -> int:
@@ -98,8 +103,10 @@ class MatchState:
 
     def save_need(self) -> tuple[Any, ...]:
         """Snapshot the NEED bookkeeping (before trying alternatives that may overwrite it)."""
-        return (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from)
+        return (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from,
+                self.leaf)
 
     def restore_need(self, saved: tuple[Any, ...]) -> None:
         """Put back a snapshot taken by save_need."""
-        (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from) = saved
+        (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from,
+         self.leaf) = saved

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from lab.analyses import engine, hub
+from lab.analyses import engine, hub, queueing, reconcile
 from lab.analyses.models import Analysis, Template, TemplateOrigin, options_key, template_key
 
 
@@ -39,30 +39,57 @@ def record_origin(template: Template, kind: str, **fields: str) -> TemplateOrigi
 def request_analysis(template: Template, options: dict[str, Any] | None = None) -> Analysis:
     """Return the live analysis for (template, analyzer version, options), queueing one if none.
 
-    A failed analysis is kept as it is; asking again queues a new one beside it.
+    A failed analysis is kept as it is; asking again queues a new one beside it. A stuck one
+    (never sent, or its worker died) is sent again.
     """
     options = options or {}
-    key = options_key(options)
-    version = engine.analyzer_version()
-    existing = (
-        Analysis.objects.filter(template=template, analyzer_version=version, options_key=key)
+    existing = live_analysis(template, options)
+    if existing is None:
+        return queue_analysis(template, options)
+    if reconcile.is_stuck(existing):
+        reconcile.revive(existing)
+    return existing
+
+
+def live_analysis(template: Template, options: dict[str, Any]) -> Analysis | None:
+    """The newest analysis of (template, current analyzer, options) that did not fail."""
+    return (
+        Analysis.objects.filter(
+            template=template,
+            analyzer_version=engine.analyzer_version(),
+            options_key=options_key(options),
+        )
         .exclude(status=Analysis.Status.FAILED)
         .first()
     )
-    if existing is not None:
-        return existing
+
+
+def queue_analysis(template: Template, options: dict[str, Any]) -> Analysis:
+    """Create an analysis row and send its task once the row is committed."""
     analysis = Analysis.objects.create(
-        template=template, analyzer_version=version, options=options, options_key=key
+        template=template,
+        analyzer_version=engine.analyzer_version(),
+        options=options,
+        options_key=options_key(options),
     )
-    transaction.on_commit(partial(enqueue_analysis, analysis.pk))
+    transaction.on_commit(partial(queueing.enqueue, analysis.pk))
     return analysis
 
 
-def enqueue_analysis(analysis_id: int) -> None:
-    """Hand the analysis to a Celery worker."""
-    from lab.analyses.tasks import run_analysis
+def analyze_again(template: Template) -> Analysis:
+    """Analyse with the current analyzer: send a queued analysis again, revive a stuck one.
 
-    run_analysis.delay(analysis_id)
+    A done analysis is returned as it is (the same analyzer gives the same bytes); a failed one
+    gets a new analysis beside it.
+    """
+    existing = live_analysis(template, {})
+    if existing is None:
+        return queue_analysis(template, {})
+    if existing.status == Analysis.Status.QUEUED:
+        transaction.on_commit(partial(queueing.enqueue, existing.pk))
+    elif reconcile.is_stuck(existing):
+        reconcile.revive(existing)
+    return existing
 
 
 def ingest(loaded: engine.TemplateSource, kind: str, **origin: str) -> Analysis:

@@ -121,8 +121,18 @@ class TemplateOrigin(models.Model):
         return (self.filename or self.get_kind_display()) + name
 
 
+class AnalysisQuerySet(models.QuerySet["Analysis"]):
+    """Analyses as lists show them: without the result JSON or the template source."""
+
+    def listed(self) -> AnalysisQuerySet:
+        """Rows for a list: a result can be megabytes, and a list shows only its status."""
+        return self.select_related("template").defer("result_json", "template__source")
+
+
 class Analysis(models.Model):
     """One run of the analyzer: (template, analyzer version, options) -> result or error."""
+
+    objects = AnalysisQuerySet.as_manager()
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -143,6 +153,13 @@ class Analysis(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)  # analyzer time only
+    # Delivery bookkeeping (lab.analyses.claims, lab.analyses.reconcile): when the task was last
+    # handed to the broker (None: never, e.g. the broker was down), which task holds the row
+    # while it runs and until when, and how many times a worker took it.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
 
     class Meta:
         indexes = [models.Index(fields=["template", "analyzer_version", "options_key"])]
@@ -157,6 +174,10 @@ class Analysis(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def is_waiting_for_broker(self) -> bool:
+        return self.status == self.Status.QUEUED and self.enqueued_at is None
 
     @property
     def result(self) -> dict[str, Any] | None:

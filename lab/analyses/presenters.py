@@ -19,6 +19,11 @@ from lab.analyses import glossary
 # Common text longer than this is folded, keeping the end near the difference in view.
 FOLD_OVER = 700
 KEEP_VISIBLE = 240
+# A differing part longer than this is folded too (its head and tail stay in view).
+DIFF_FOLD_OVER = 4_000
+# What a "show more" fold holds at most: the page of a render of 32,768 newlines stays small
+# (each shown character can take ~30 bytes of markup); the whole text is in the JSON.
+SHOW_MORE_MAX = 2_000
 
 GENERIC_SPECIAL_TOKENS = [
     r"<\|[^<>|\s]{1,60}\|>",  # <|im_start|>
@@ -211,15 +216,18 @@ def _segment_html(
         classes.append("marker")
         roles = ", ".join(mark.role for mark in covering)
         title = f' title="marker: {escape(roles)}"'
-    body = (
-        _folded(text, specials, at_start, at_end)
-        if not (in_diff or covering)
-        else visible_html(text, specials, show_spaces=True)
-    )
+    if not (in_diff or covering):
+        body = _folded(text, specials, at_start, at_end)
+    elif len(text) > DIFF_FOLD_OVER:
+        body = _folded(text, specials, False, False, "differing")
+    else:
+        body = visible_html(text, specials, show_spaces=True)
     return f'<span class="{" ".join(classes)}"{title}>{body}</span>'
 
 
-def _folded(text: str, specials: re.Pattern[str], at_start: bool, at_end: bool) -> str:
+def _folded(
+    text: str, specials: re.Pattern[str], at_start: bool, at_end: bool, what: str = "common"
+) -> str:
     if len(text) <= FOLD_OVER:
         return visible_html(text, specials)
     if at_start:  # common prefix: what matters is its end, next to the difference
@@ -233,10 +241,21 @@ def _folded(text: str, specials: re.Pattern[str], at_start: bool, at_end: bool) 
             text[-KEEP_VISIBLE:],
         )
     folded = (
-        f'<details class="fold"><summary>{len(hidden):,} more common characters'
-        f"</summary>{visible_html(hidden, specials)}</details>"
+        f'<details class="fold"><summary>show {len(hidden):,} more {what} characters'
+        f"</summary>{_show_more(hidden, specials)}</details>"
     )
     return visible_html(head, specials) + folded + visible_html(tail, specials)
+
+
+def _show_more(hidden: str, specials: re.Pattern[str]) -> str:
+    """Show a fold's text up to SHOW_MORE_MAX characters, and say where the rest is."""
+    if len(hidden) <= SHOW_MORE_MAX:
+        return visible_html(hidden, specials)
+    rest = len(hidden) - SHOW_MORE_MAX
+    return visible_html(hidden[:SHOW_MORE_MAX], specials) + (
+        f'<span class="cut">… {rest:,} more characters are not shown: the whole render is in'
+        " the analysis JSON</span>"
+    )
 
 
 def build_result_view(result: dict[str, Any]) -> ResultView:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from lab.analyses import exports, parse_api, views
+from lab.analyses import exports, parse_api, views, workbench_api
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -25,6 +25,10 @@ urlpatterns = [
     ),
     path("api/templates/<str:sha256>/", views.api_template, name="api-template"),
     path("api/analyses/<int:pk>/parse", parse_api.parse_output, name="api-analysis-parse"),
+    path("api/analyses/<int:pk>/serve", workbench_api.serve, name="api-analysis-serve"),
+    path("api/templates/<str:sha256>/render", workbench_api.render_template,
+         name="api-template-render"),
+    path("api/compare/<str:sha_a>/<str:sha_b>/", workbench_api.compare, name="api-compare"),
     path("a/<int:pk>/grammar.gbnf", exports.grammar_file, name="analysis-grammar-file"),
     path("a/<int:pk>/parser.txt", exports.parser_file, name="analysis-parser-file"),
     path("a/<int:pk>/analysis.json", exports.analysis_file, name="analysis-json-file"),

@@ -7,6 +7,7 @@ once (see base.html's htmx-config): 2xx and 422 (invalid form) swap, other error
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +27,7 @@ from lab.analyses import (
     engine,
     hub,
     intake,
+    page_cache,
     parsing,
     playground,
     samples,
@@ -78,7 +80,7 @@ def _home(
         "upload_form": forms_.get("upload", UploadForm()),
         "upload_pick_form": forms_.get("upload_pick"),
         "hub_form": forms_.get("hub", HubForm()),
-        "recent": Analysis.objects.select_related("template")[:15],
+        "recent": Analysis.objects.listed()[:15],
     }
     template = "analyses/home.html"
     if request.htmx and forms_:
@@ -193,7 +195,7 @@ def template_detail(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
     context = {
         "template": template,
         "origins": template.origins.order_by("created_at"),
-        "analyses": template.analyses.all(),
+        "analyses": template.analyses.listed(),
         "siblings": api.sibling_templates(template),
         "current_version": engine.analyzer_version(),
         "source_html": source_view.highlighted_lines(template.source),
@@ -223,21 +225,40 @@ def edit_template(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
 
 @require_POST
 def analyze_again(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
-    """Queue an analysis of a stored template with the current analyzer (or show the live one)."""
+    """Run the template's analysis anew with the current analyzer (or show the running one)."""
     template = _template_or_404(sha256)
-    return _go_to(request, intake.request_analysis(template))
+    return _go_to(request, intake.analyze_again(template))
 
 
 @require_GET
 def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Show an analysis; while it runs, htmx polls this view for the body partial."""
-    analysis = get_object_or_404(Analysis.objects.select_related("template"), pk=pk)
+    page = "format" not in request.GET and not request.htmx
+    cached = page_cache.cached_response(request, pk) if page else None
+    if cached is not None:
+        return cached
+    # The result JSON (up to megabytes) is read only to render.
+    analysis = get_object_or_404(Analysis.objects.listed(), pk=pk)
     if request.GET.get("format") == "json":
-        return JsonResponse(api.analysis_payload(analysis, request))
+        return JsonResponse(api.analysis_payload(_with_result(analysis), request))
     template = "analyses/analysis.html"
     if request.htmx:
         template += "#analysis-body"
-    return render(request, template, _analysis_context(analysis))
+    elif page_cache.is_immutable(analysis):
+        render_page = partial(_render_analysis, request, template, analysis)
+        return page_cache.render_and_store(request, analysis, render_page)
+    return _render_analysis(request, template, analysis)
+
+
+def _with_result(analysis: Analysis) -> Analysis:
+    return Analysis.objects.select_related("template").get(pk=analysis.pk)
+
+
+def _render_analysis(
+    request: HttpRequest, template: str, analysis: Analysis, extra: dict[str, Any] | None = None
+) -> HttpResponse:
+    context = _analysis_context(_with_result(analysis))
+    return render(request, template, {**context, **(extra or {})})
 
 
 def _analysis_context(analysis: Analysis) -> dict[str, Any]:
@@ -277,7 +298,7 @@ def _sibling_links(template: Template) -> list[tuple[str, str]]:
     """Name and link of each other template from the same file: its latest analysis, if any."""
     links = []
     for name, sibling in api.sibling_templates(template):
-        latest = sibling.analyses.first()
+        latest = sibling.analyses.listed().first()
         links.append((name, (latest or sibling).get_absolute_url()))
     return links
 

@@ -34,6 +34,7 @@ SORTS = {
     "round_trip": "cases_passed",
     "grammar": "grammar",
     "vectors": "vectors_passed",
+    "robustness": "robustness_passed",
     "analysis": "analysis_ms",
 }
 
@@ -131,6 +132,7 @@ COLUMNS = (
     ("Round trip", "round_trip"),
     ("Grammar", "grammar"),
     ("Vectors", "vectors"),
+    ("Robustness", "robustness"),
     ("Analysis", "analysis"),
     ("Links", ""),
 )

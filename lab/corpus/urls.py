@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/", views.run_history, name="corpus-runs"),
     path("runs/new/", views.start_run, name="corpus-run-start"),
     path("runs/<int:pk>/", views.run_detail, name="corpus-run"),
+    path("runs/<int:pk>/cancel/", views.cancel_run, name="corpus-run-cancel"),
     path("runs/<int:pk>/results.csv", views.export_csv, name="corpus-run-csv"),
     path("runs/<int:pk>/progress/", views.run_progress, name="corpus-run-progress"),
     path("results/<int:pk>/", views.result_detail, name="corpus-result"),

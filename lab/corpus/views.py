@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from lab.corpus import chart, launch, payloads, queries
+from lab.corpus import chart, launch, payloads, queries, recovery
 from lab.corpus.diffs import RunDiff, diff_runs, visible
 from lab.corpus.models import CorpusResult, CorpusRun
 
@@ -70,6 +70,14 @@ def start_run(request: HttpRequest) -> HttpResponse:
     """Start a run over every active template (the dashboard's button)."""
     with transaction.atomic():
         run = launch.start_run("dashboard")
+    return redirect(run)
+
+
+@require_POST
+def cancel_run(request: HttpRequest, pk: int) -> HttpResponse:
+    """Close a pending run now: its missing templates fail as cancelled."""
+    run = get_object_or_404(CorpusRun, pk=pk)
+    recovery.cancel_run(run.pk)
     return redirect(run)
 
 
@@ -155,7 +163,7 @@ def _csv_cell(value: Any) -> Any:
 
 @require_GET
 def api_run(request: HttpRequest, pk: int) -> JsonResponse:
-    """Return a run and all its rows as JSON."""
+    """Return a run and one page of its rows as JSON."""
     return JsonResponse(payloads.run_payload(get_object_or_404(CorpusRun, pk=pk), request))
 
 

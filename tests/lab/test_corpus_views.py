@@ -86,9 +86,11 @@ def test_the_dashboard_without_runs_says_how_to_start(client: Client) -> None:
 def test_the_dashboard_shows_one_row_per_template_of_the_newest_run(client: Client) -> None:
     entries = make_entries(3)
     make_run(entries)
-    newest = make_run(entries, **{"tpl-001": {"tool_format": "TAG_WITH_TAGGED"}})
+    newest = make_run(entries, **{"tpl-001": {"tool_format": "TAG_WITH_TAGGED",
+                                              "robustness_passed": 3, "robustness_total": 11}})
     page = client.get("/corpus/").content.decode()
     assert f"Template corpus · run {newest.pk}" in page
+    assert ">Robustness</th>" in page and "<td>3/11</td>" in page
     assert page.count('data-name="tpl-') == 3
     assert "<td>TAG_WITH_TAGGED</td>" in page
     assert f'href="/corpus/results/{newest.results.get(name="tpl-001").pk}/"' in page
@@ -258,8 +260,10 @@ def test_the_result_page_shows_cases_with_their_differences(client: Client) -> N
             }
         ]
     }
-    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification)}})
+    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification),
+                                            "robustness_passed": 4, "robustness_total": 9}})
     page = client.get(f"/corpus/results/{run.results.get().pk}/").content.decode()
+    assert "4/9 perturbation cases give the expected message and deviation" in page
     assert 'id="case-call"' in page
     assert "content: expected &#x27;&#x27;, actual &#x27;&lt;call&gt;&#x27;" in page
 
@@ -290,6 +294,26 @@ def test_the_run_json_has_every_row_with_links(client: Client) -> None:
     assert first["markers"] == {"tools.format.section_start": "<tool_call>"}
     assert first["template_url"].endswith(f"/t/{first['template_sha256']}/")
     assert client.get("/corpus/api/runs/latest/").json()["id"] == run.pk
+
+
+def test_the_run_json_pages_its_rows(client: Client) -> None:
+    run = make_run(make_entries(5))
+    first = client.get(f"/corpus/api/runs/{run.pk}/?per_page=2").json()
+    assert [row["name"] for row in first["results"]] == ["tpl-000", "tpl-001"]
+    assert first["completed"] == 5
+    assert {k: first["page"][k] for k in ("number", "pages", "per_page", "count")} == {
+        "number": 1,
+        "pages": 3,
+        "per_page": 2,
+        "count": 5,
+    }
+    assert first["page"]["previous"] is None
+    assert first["page"]["next"].endswith(f"/corpus/api/runs/{run.pk}/?per_page=2&page=2")
+    last = client.get(f"/corpus/api/runs/{run.pk}/?per_page=2&page=3").json()
+    assert [row["name"] for row in last["results"]] == ["tpl-004"]
+    assert last["page"]["next"] is None and last["page"]["previous"].endswith("&page=2")
+    capped = client.get(f"/corpus/api/runs/{run.pk}/?per_page=100000").json()
+    assert capped["page"]["per_page"] == 500
 
 
 def test_the_diff_json_says_worse_for_ci(client: Client) -> None:

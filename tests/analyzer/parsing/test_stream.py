@@ -17,6 +17,8 @@ from analyzer.parsing.mapper import to_message
 from analyzer.parsing.message import Message
 from analyzer.parsing.recovery import recovered_events
 from analyzer.parsing.stream import Accumulator, Delta, StreamParser, accumulate, stream_parse
+from analyzer.peg.expressions import resumed
+from analyzer.peg.parser import run
 from bench.handbuilt import GRAMMARS
 
 BENCH = Path(__file__).resolve().parents[3] / ".." / "shared" / "bench-inputs"
@@ -393,3 +395,93 @@ def test_a_long_undecided_choice_streams_like_the_one_shot_parse(
 def test_a_long_undecided_choice_streams_char_by_char_like_the_one_shot_parse(text: str) -> None:
     parser = delimited_reasoning()
     assert streamed(parser, list(text)) == to_message(parser.parse(text))
+
+
+class AlwaysRuns(StreamParser):
+    """A stream that never skips a run: what every skipped run must equal."""
+
+    def _steady(self, state: Any) -> None:
+        return None
+
+
+class CountsSkips(StreamParser):
+    """A stream that counts the chunks it answered without running the grammar."""
+
+    skipped = 0
+
+    def _quiet(self, capture: Any) -> list[Delta]:
+        self.skipped += 1
+        return super()._quiet(capture)
+
+
+def delta_lists(parser: p.Parser, chunks: list[str]) -> tuple[list[Delta], list[Delta], int]:
+    """Stream chunks with and without skipping; return both delta lists and the skips."""
+    skipping, running = CountsSkips(parser), AlwaysRuns(parser)
+    fast = [d for chunk in chunks for d in skipping.feed(chunk)] + skipping.finish()
+    slow = [d for chunk in chunks for d in running.feed(chunk)] + running.finish()
+    return fast, slow, skipping.skipped
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+@pytest.mark.parametrize("size", [1, 3, 16])
+def test_skipped_runs_give_the_deltas_a_run_gives(name: str, size: int) -> None:
+    text = SAMPLES[name]
+    chunks = [text[at : at + size] for at in range(0, len(text), size)]
+    fast, slow, _ = delta_lists(PARSERS[name], chunks)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_generated_parsers_skip_runs_on_bench_outputs_with_the_same_deltas(name: str) -> None:
+    if not BENCH.is_dir():
+        pytest.skip(f"bench inputs not found at {BENCH}")
+    from bench.generated import GRAMMARS as GENERATED
+
+    tools = json.loads((BENCH / "tools.json").read_text(encoding="utf-8"))
+    text = (BENCH / name / "output-25k.txt").read_text(encoding="utf-8")
+    chunks = [text[at : at + 2] for at in range(0, len(text), 2)]
+    fast, slow, skipped = delta_lists(GENERATED[name](tools), chunks)
+    assert fast == slow
+    if name == "qwen3-coder":  # tagged values: a scan up to the closing tag
+        assert skipped > len(chunks) // 4, "most chunks inside values need no run"
+
+
+def nested_rules() -> p.Parser:
+    """Calls in rules three deep, each rule a sequence, so a resume point sits inside all."""
+    value = p.Rule("value", p.literal("<v>") + p.content(p.until("</v>")) + p.literal("</v>"))
+    call = p.Rule("call", p.tool(p.literal("<c>") + p.commit() + value + p.literal("</c>")))
+    calls = p.Rule("calls", p.repeat(call + p.space(), 1, None))
+    return p.Parser(p.content(p.until("<c>")) + calls)
+
+
+def resume_depth(expr: p.Expr) -> int:
+    """Count the wrappers a stream walks down from its resume point to the leaf that waits."""
+    depth = 0
+    while expr.children():
+        expr, depth = expr.children()[0], depth + 1
+    return depth
+
+
+def test_a_resume_point_inside_nested_rules_stays_flat() -> None:
+    stream = StreamParser(nested_rules())
+    depths = []
+    for char in "hi <c><v>abc</v></c> <c><v>de":
+        stream.feed(char)
+        depths.append(resume_depth(stream.expr))
+    # A sequence, the rules' names in one scope, the capture: not one level per rule.
+    assert max(depths[-3:]) <= 3
+
+
+@pytest.mark.parametrize("cut", [8, 12, 26, 29])
+def test_an_error_after_resuming_names_the_rule_a_one_shot_parse_names(cut: int) -> None:
+    parser, text = nested_rules(), "hi <c><v>abc</v></c> <c><v>de</v>x"
+    with pytest.raises(p.PegParseError) as one_shot:
+        parser.parse(text)
+    first = run(parser.start, text[:cut], 0, partial=True)
+    assert first.needs_more
+    rest = text[first.state.resume_pos :]
+    with pytest.raises(p.PegParseError) as resumed_error:
+        run(resumed(first.state), rest, 0, partial=False)
+    assert one_shot.value.rule == resumed_error.value.rule == "call"
+    assert resumed_error.value.expected == one_shot.value.expected
+    assert first.state.resume_pos + resumed_error.value.offset == one_shot.value.offset

@@ -1,0 +1,92 @@
+"""Peer parsers for the side-by-side benchmark: SGLang's Python tool-call detectors.
+
+SGLang is an optional, bench-only extra (`bench/README.md` has the install steps). Its package
+`__init__` imports torch and the whole serving runtime; the detectors need none of it, so the
+`sglang` and `sglang.srt` packages are entered as bare namespaces and only
+`sglang.srt.function_call` is imported (it needs pydantic, openai, msgspec, orjson,
+partial-json-parser, pybase64, requests and IPython through its protocol module).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# Our benchmark format -> (module, class) of the SGLang detector for the same output format.
+# functionary-v3.1 (`<function=NAME>{json}</function>`) has no SGLang detector.
+DETECTORS = {
+    "hermes-2-pro": ("hermes_detector", "HermesDetector"),
+    "qwen3-coder": ("qwen3_coder_detector", "Qwen3CoderDetector"),
+}
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The calls one side extracted: (name, arguments as parsed JSON) in order."""
+
+    items: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A peer's detector for one format: one-shot and streaming entry points."""
+
+    name: str
+    whole: Callable[[str], Calls]
+    stream: Callable[[Iterable[str]], Calls]
+
+
+def _enter_namespaces() -> None:
+    """Register `sglang` and `sglang.srt` as bare packages so their __init__ is not run."""
+    spec = importlib.util.find_spec("sglang")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sglang is not installed (see bench/README.md: bench-peers)")
+    root = list(spec.submodule_search_locations)[0]
+    for name, path in (("sglang", root), ("sglang.srt", f"{root}/srt")):
+        if name not in sys.modules:
+            package = types.ModuleType(name)
+            package.__path__ = [path]
+            sys.modules[name] = package
+
+
+def sglang_peers(tools: Sequence[Mapping[str, Any]]) -> dict[str, Peer]:
+    """Return SGLang's detector for each benchmark format it has one for.
+
+    Raises ImportError (with the missing module) when the extra is not installed."""
+    _enter_namespaces()
+    protocol = importlib.import_module("sglang.srt.entrypoints.openai.protocol")
+    sglang_tools = [protocol.Tool.model_validate(tool) for tool in tools]
+    peers = {}
+    for name, (module, cls) in DETECTORS.items():
+        detector = getattr(importlib.import_module(f"sglang.srt.function_call.{module}"), cls)
+        peers[name] = Peer(f"sglang {cls}", *_entry_points(detector, sglang_tools))
+    return peers
+
+
+def _entry_points(
+    detector: type, tools: list[Any]
+) -> tuple[Callable[[str], Calls], Callable[[Iterable[str]], Calls]]:
+    """Wrap a detector class: a fresh detector per parse, as a server does per request."""
+
+    def whole(text: str) -> Calls:
+        result = detector().detect_and_parse(text, tools)
+        return Calls(tuple((c.name, json.loads(c.parameters)) for c in result.calls))
+
+    def stream(chunks: Iterable[str]) -> Calls:
+        instance = detector()
+        names: dict[int, str] = {}
+        arguments: dict[int, list[str]] = {}
+        for chunk in chunks:
+            for call in instance.parse_streaming_increment(chunk, tools).calls:
+                if call.name:
+                    names[call.tool_index] = call.name
+                arguments.setdefault(call.tool_index, []).append(call.parameters)
+        return Calls(tuple((names[i], json.loads("".join(arguments[i]))) for i in sorted(names)))
+
+    return whole, stream
