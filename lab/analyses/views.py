@@ -406,9 +406,11 @@ def compare_view(request: HtmxHttpRequest) -> HttpResponse:
 
     The permalink names both templates by id: ?a=<id>&b=<id>.
     """
-    form = CompareForm(request.GET or None)
+    asked = any(request.GET.get(name) for name in ("b", "repo_id"))
+    # ?a=<id> alone (the template page's link) prefills A and waits for B.
+    form = CompareForm(request.GET) if asked else CompareForm(initial=request.GET.dict())
     context: dict[str, Any] = {"form": form, "recent": _recent_templates()}
-    if not request.GET:
+    if not asked:
         return render(request, "analyses/compare.html", context)
     if not form.is_valid():
         return render(request, "analyses/compare.html", context, status=UNPROCESSABLE)

@@ -60,7 +60,8 @@ def test_unchanged_runs_are_folded_around_the_changes(pair: tuple[Template, Temp
 @pytest.mark.parametrize(
     ("query", "status", "message"),
     [
-        ({"a": "x"}, 422, "Give two stored templates"),
+        ({"a": "x", "repo_id": ""}, 200, 'value="x"'),  # A alone: prefilled, B awaited
+        ({"b": "x"}, 422, "Give two stored templates"),
         ({"a": "0" * 64, "b": "1" * 64}, 404, "no stored template"),
     ],
 )
@@ -92,3 +93,13 @@ def test_a_repo_alone_lists_the_commits_that_changed_its_template(
     newest, oldest = repo.commits[3].sha, repo.commits[1].sha
     assert f"repo_id=tests%2Fhistory&amp;rev_a={oldest}&amp;rev_b={newest}" in page
     assert "first version" in page
+
+
+def test_the_template_page_links_to_a_comparison_with_itself_as_a(
+    client: Client, pair: tuple[Template, Template]
+) -> None:
+    old, _ = pair
+    page = client.get(old.get_absolute_url()).content.decode()
+    assert f'href="/compare/?a={old.key}"' in page
+    form = client.get("/compare/", {"a": old.key}).content.decode()
+    assert f'value="{old.key}"' in form and "Give two stored templates" not in form
