@@ -9,7 +9,10 @@ LoadProblem = Literal[
     "empty", "binary", "invalid_json", "no_chat_template", "bad_config", "unknown_name",
     "unreadable",
 ]
-Limit = Literal["range", "output_size", "time", "recursion", "template_size"]
+Limit = Literal["range", "output_size", "time", "recursion", "template_size", "memory"]
+# What bounds a whole analysis: its rendering time, the wall clock and the memory of the
+# child process it runs in (see analyzer.analysis.isolated).
+AnalysisLimit = Literal["analysis_time", "render_time", "render_limit", "wall_clock", "memory"]
 # Jinja splits lines on these only (str.splitlines also splits on \f, \v, \u2028...).
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -160,3 +163,21 @@ class SandboxViolationError(TemplateRenderError):
             lenient_allows=lenient_allows,
         )
         self.reason = reason
+
+
+class AnalysisLimitError(AnalyzerError):
+    """A whole analysis was stopped because it went over one of its bounds (`limit`)."""
+
+    def __init__(self, message: str, *, limit: AnalysisLimit, allowed: float) -> None:
+        super().__init__(f"the analysis was stopped: {message}")
+        self.message = message
+        self.limit = limit
+        self.allowed = allowed
+
+
+class IsolatedAnalysisError(AnalyzerError):
+    """An analysis run in a child process failed; `kind` names the child's exception class."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind

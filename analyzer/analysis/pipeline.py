@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 
+from analyzer.analysis.budget import analysis_budget
 from analyzer.analysis.caps import probe_capabilities
 from analyzer.analysis.content import analyze_content
 from analyzer.analysis.context import AnalysisContext
@@ -22,6 +23,7 @@ from analyzer.model import (
     RenderMode,
     ToolsAnalysis,
 )
+from analyzer.render.limits import RenderLimits
 from analyzer.render.loading import TemplateSource, load_template_text
 from analyzer.render.template import ChatTemplate
 from analyzer.version import ANALYZER_VERSION
@@ -55,13 +57,20 @@ ANALYSIS_CLOCK = datetime(2025, 1, 1, 12, 0, 0)
 
 Compiler = Callable[[str, str, str, RenderMode], ChatTemplate]
 
+# The analysis inputs are a few short messages and two small tools: the largest render of the
+# 68 corpus templates is 6,798 characters (c4ai-command-r7b, tool_use). 32 KiB leaves about 5x
+# headroom and keeps what an analysis stores small: ~40 variants of at most 32 KiB of newlines
+# (2 bytes each in JSON) are about 2.6 MB, where 2,000,000 characters per render made 60 MB.
+ANALYSIS_LIMITS = RenderLimits(max_output_chars=32_768)
+
 
 def compile_template(
     source: str, bos_token: str, eos_token: str, mode: RenderMode = RenderMode.HF
 ) -> ChatTemplate:
     """Compile a template for analysis: on the analysis clock, in the given render mode."""
     return ChatTemplate(
-        source, bos_token=bos_token, eos_token=eos_token, now=ANALYSIS_CLOCK, mode=mode
+        source, bos_token=bos_token, eos_token=eos_token, limits=ANALYSIS_LIMITS,
+        now=ANALYSIS_CLOCK, mode=mode,
     )
 
 
@@ -81,6 +90,11 @@ def analyze_uncached(source: TemplateSource, compile: Compiler = compile_templat
     Templates render exactly as transformers does; if that refuses a render that llama.cpp's
     Jinja allows, the whole analysis is redone in lenient mode and says why.
     """
+    with analysis_budget():
+        return _analyze_within_budget(source, compile)
+
+
+def _analyze_within_budget(source: TemplateSource, compile: Compiler) -> Analysis:
     tokens = (source.source, source.bos_token, source.eos_token)
     renderer = VariantRenderer(compile(*tokens, RenderMode.HF))
     analysis = run_analysis(source, renderer.template, renderer)

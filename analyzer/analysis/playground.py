@@ -302,7 +302,10 @@ def optional_text(data: Mapping[str, Any], key: str) -> str | None:
 
 def ordered_json(value: Any) -> str:
     """Compact JSON that keeps the key order (it is part of what the template renders)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"render request: expected JSON data only; found {exc}") from None
 
 
 def pick(override: str | None, default: str) -> str:

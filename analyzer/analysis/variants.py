@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzer.analysis.budget import current_analysis_budget, stop_if_repeating
 from analyzer.analysis.diff import diff_split
 from analyzer.errors import (
     AnalyzerError,
@@ -151,6 +152,8 @@ class VariantRenderer:
     template: ChatTemplate
     defaults: dict[str, Any] = field(default_factory=dict)  # kwargs every render gets
     cache: dict[str, RenderOutcome] = field(default_factory=dict)
+    rendered_any: bool = False
+    limit_hits: int = 0  # renders that hit a limit before any rendered (see budget.py)
 
     def effective_params(self, inp: RenderInput) -> str:
         """The input's canonical JSON with the renderer's default kwargs merged in."""
@@ -172,6 +175,7 @@ class VariantRenderer:
         return self.render(inp).text
 
     def _render_uncached(self, inp: RenderInput) -> RenderOutcome:
+        current_analysis_budget().check(len(self.cache))
         params = inp.decoded()
         try:
             text = self.template.render(
@@ -183,6 +187,8 @@ class VariantRenderer:
         except TemplateRaisedError as exc:
             return RenderOutcome(None, exc.template_message, "raised")
         except RenderLimitError as exc:
+            self.limit_hits += 0 if self.rendered_any else 1
+            stop_if_repeating(exc, inp.label, self.limit_hits)
             return RenderOutcome(None, str(exc), "limit")
         except TemplateRenderError as exc:
             kind = "lenient" if exc.lenient_allows else (
@@ -192,6 +198,7 @@ class VariantRenderer:
             return RenderOutcome(None, str(exc), "error")
         except Exception as exc:  # noqa: BLE001 - a template may fail in any Python way
             return RenderOutcome(None, f"{type(exc).__name__}: {exc}", "error")
+        self.rendered_any = True
         return RenderOutcome(text)
 
 

@@ -47,6 +47,7 @@ class Engine:
     id: str
     name: str
     read_from: str
+    version: str  # the engine version the facts hold for
     launch: str  # the engine's start command, MODEL standing for the model
     template_flag: str
     tool_flags: tuple[str, ...]
@@ -78,7 +79,8 @@ def load_engines() -> tuple[Engine, ...]:
 def engine_from(data: dict[str, Any]) -> Engine:
     try:
         return Engine(
-            data["id"], data["name"], data["read_from"], data["launch"], data["template_flag"],
+            data["id"], data["name"], data["read_from"], data["version"], data["launch"],
+            data["template_flag"],
             tuple(data["tool_flags"]), data["tool_parser_flag"], data["reasoning_parser_flag"],
             data["structural_tag"], bool(data.get("derives_from_template", False)),
             tuple(data.get("dedicated_handlers", ())),

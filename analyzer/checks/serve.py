@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
+from analyzer.canonical import to_jsonable
 from analyzer.checks.engines import (
     Engine,
     EngineParser,
@@ -25,7 +27,7 @@ from analyzer.checks.engines import (
     reasoning_starts_in_prompt,
     tool_format_words,
 )
-from analyzer.handlers import choose_handler
+from analyzer.handlers import AUTO, choose_handler
 from analyzer.model import Analysis
 
 
@@ -43,6 +45,7 @@ class EngineAdvice:
     problems: tuple[str, ...]  # plain sentences: no parser fits, and what would break
     notes: tuple[str, ...]
     read_from: str  # where the engine's facts were read
+    version: str  # the engine version they hold for
     launch: str  # the engine's start command ("vllm serve MODEL")
 
     @property
@@ -53,6 +56,12 @@ class EngineAdvice:
     def command_line(self) -> str:
         """The start command with the flags, shell-quoted."""
         return f"{self.launch} {shlex.join(self.flags)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The advice as JSON, with its command line and verdict."""
+        data: dict[str, Any] = to_jsonable(self)
+        data.update(command_line=self.command_line, ok=self.ok)
+        return data
 
 
 @dataclass
@@ -83,7 +92,7 @@ def advise(engine: Engine, analysis: Analysis, template_path: str) -> EngineAdvi
     return EngineAdvice(
         engine.id, engine.name, tuple(draft.flags), first(draft.tool), first(draft.reasoning),
         tuple(draft.tool[1:]), tuple(draft.reasoning[1:]), tuple(draft.problems),
-        tuple(draft.notes), engine.read_from, engine.launch)
+        tuple(draft.notes), engine.read_from, engine.version, engine.launch)
 
 
 def first(names: list[str]) -> str:
@@ -108,6 +117,10 @@ def tool_advice(engine: Engine, analysis: Analysis, draft: Draft) -> None:
 
 def nearest(parsers: tuple[EngineParser, ...], analysis: Analysis) -> str:
     """Say how the closest parser differs, so the reader sees why it does not fit."""
+    handler = choose_handler(analysis)
+    if handler != AUTO:
+        return (f". The template needs the dedicated {handler!r} handler (a format no render "
+                f"reveals), and none of these parsers is that one")
     parser = closest(parsers, analysis)
     if parser is None:
         return ""

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis.pipeline import analyze
+from analyzer.analysis.isolated import analyze_bounded
 from analyzer.canonical import analysis_to_json
 from analyzer.cli.main import load_template_argument
 from analyzer.parsing.report import format_report
@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Analyze the file and print the report or the JSON."""
     # An unreadable or invalid file raises TemplateLoadError, which cli.main reports.
-    analysis = analyze(load_template_argument(args.file, args.template_name))
+    analysis = analyze_bounded(load_template_argument(args.file, args.template_name))
     if args.json:
         sys.stdout.write(analysis_to_json(analysis) + "\n")
     else:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis.pipeline import analyze
+from analyzer.analysis.isolated import analyze_bounded
 from analyzer.canonical import dumps_canonical
 from analyzer.errors import AnalyzerError
 from analyzer.gbnf import GrammarResult, build_tool_grammar
@@ -79,7 +79,7 @@ def format_result(result: GrammarResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Analyze the template, build the grammar and print it."""
-    analysis = analyze(load_template_file(args.file, template_name=args.template_name))
+    analysis = analyze_bounded(load_template_file(args.file, template_name=args.template_name))
     schema = read_json(args.json_schema, "--json-schema") if args.json_schema else None
     result = build_tool_grammar(
         analysis, read_tools(args.tools), parallel_tool_calls=args.parallel_tool_calls,

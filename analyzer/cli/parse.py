@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis.pipeline import analyze
+from analyzer.analysis.isolated import analyze_bounded
 from analyzer.errors import AnalyzerError
 from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.parsing.deviations import Deviation
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         reasoning_format=args.reasoning_format, parallel_tool_calls=args.parallel_tool_calls,
         tool_choice=args.tool_choice,
     )
-    parser = generate_parser(analyze(load_template_file(args.file,
+    parser = generate_parser(analyze_bounded(load_template_file(args.file,
                                                         template_name=args.template_name)),
                              options)
     if args.grammar:

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analyzer.analysis.pipeline import analyze
-from analyzer.canonical import to_jsonable
+from analyzer.analysis.isolated import analyze_bounded
 from analyzer.checks.serve import EngineAdvice, serve_advice
 from analyzer.checks.structural_tag import StructuralTag, check_structural_tag, structural_tag
 from analyzer.cli.main import load_template_argument
@@ -36,12 +35,12 @@ def run(args: argparse.Namespace) -> int:
     """Print each engine's flags; exit status 1 if some engine has no fitting parser."""
     path = "chat_template.jinja" if str(args.file) == "-" else str(args.file)
     template = load_template_argument(args.file, args.template_name)
-    analysis = analyze(template)
+    analysis = analyze_bounded(template)
     advice = serve_advice(analysis, template_path=path)
     tag = structural_tag(template, analysis)
     verdict = llguidance_verdict(template, analysis)
     if args.json:
-        data = {"engines": [advice_json(a) for a in advice],
+        data = {"engines": [a.to_dict() for a in advice],
                 "structural_tag": tag_json(tag, verdict)}
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     else:
@@ -78,16 +77,10 @@ def format_tag(tag: StructuralTag, verdict: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def advice_json(advice: EngineAdvice) -> dict[str, Any]:
-    data: dict[str, Any] = to_jsonable(advice)
-    data["command_line"] = advice.command_line
-    data["ok"] = advice.ok
-    return data
-
-
 def format_advice(advice: EngineAdvice) -> str:
     """One engine's block: the command line, other parsers that fit, problems, notes."""
-    lines = [f"{advice.name}  ({'ok' if advice.ok else 'PROBLEM'}; read from {advice.read_from})",
+    verdict = "ok" if advice.ok else "PROBLEM"
+    lines = [f"{advice.name} {advice.version}  ({verdict}; read from {advice.read_from})",
              f"  {advice.command_line}"]
     if advice.other_tool_parsers:
         lines.append(f"  also fits as tool-call parser: {', '.join(advice.other_tool_parsers)}")

@@ -111,6 +111,16 @@ def maybe(text: str) -> p.Expr:
     return p.optional(SpacedLiteral(core)) if core else p.eps()
 
 
+def closing(text: str) -> p.Expr:
+    """Match a closing marker with the whitespace before it; one left out is read as there,
+    and noted (a model often stops where the end of turn replaces it)."""
+    core = text.strip()
+    if not core:
+        return p.eps()
+    missing = p.noted(p.eps(), "missing_close", "accepted", f"`{core}`")
+    return p.choice(SpacedLiteral(core), missing)
+
+
 def text_loop(capture: Capture, stops: Iterable[str], at_stop: p.Expr | None,
               breaker: p.Expr | None = None) -> p.Expr:
     """Capture text up to the stops; at a stop, run at_stop and go on, unless breaker matches.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from analyzer import peg as p
 from analyzer.analysis.diff import is_marker
-from analyzer.generator.build import Build, lit, maybe
+from analyzer.generator.build import Build, closing, lit
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def layout(b: Build, call: Call) -> CallGrammar:
     opener = lit(per_call_start) + p.space()
     if loose_start:
         opener = p.optional(opener)
-    unit = opener + call.call + maybe(fmt.per_call_end)
+    unit = opener + call.call + closing(fmt.per_call_end)
     calls = unit + p.zero_or_more(separator(fmt.call_separator) + unit)
     head = opener + call.head
     section_start = fmt.section_start.strip()
@@ -56,7 +56,7 @@ def layout(b: Build, call: Call) -> CallGrammar:
         section_open = lit(section_start) + p.space()
         if per_call_start:
             section_open = p.optional(section_open)
-        calls = section_open + calls + maybe(fmt.section_end)
+        calls = section_open + calls + closing(fmt.section_end)
         head = section_open + head
     triggers = [section_start, per_call_start]
     if (loose_start or not per_call_start and not section_start) and marker_like(name_prefix):

@@ -49,6 +49,32 @@ def after_calls(b: Build) -> p.Expr:
     return p.zero_or_more(p.space() + markers) if markers is not None else p.eps()
 
 
+# End-of-sequence texts models are known to write (the analysis does not carry the
+# tokenizer's own): at the very end of the output one is dropped, and noted.
+EOS_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end_of_text|>", "</s>", "<|end|>",
+             "<｜end▁of▁sentence｜>", "<end_of_turn>", "<eos>", "<|return|>")
+
+
+def eos_texts(b: Build) -> tuple[str, ...]:
+    """Return the end-of-sequence texts that are not already the template's own markers."""
+    return tuple(t for t in EOS_TEXTS if t not in b.structural)
+
+
+def eos_at_end(b: Build) -> p.Expr:
+    """Match an end-of-sequence text and the end of the output."""
+    return p.space() + p.literals(eos_texts(b)) + p.space() + p.end()
+
+
+def trailing_eos(b: Build) -> p.Expr:
+    """Drop an end-of-sequence text at the very end of the output, noting it."""
+    return p.optional(p.noted(eos_at_end(b), "trailing_eos", "dropped", "the end of the output"))
+
+
+def kept_eos(b: Build) -> p.Expr:
+    """Keep an end-of-sequence text that does not end the output as content."""
+    return p.not_followed_by(eos_at_end(b)) + p.content(p.literals(eos_texts(b)))
+
+
 def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
     """Capture a call marker that starts no call as content, noting why it did not.
 
@@ -65,8 +91,12 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     """Capture content up to the tool calls, leaving structural markers out."""
     triggers = calls.triggers if calls is not None else ()
     nested = reasoning_block(b, None, None) if b.extracting and b.reasoning_start else None
-    at_stop = first_of(nested, dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls))
-    stops = (*triggers, *b.structural, *b.stray_reasoning)
+    if nested is not None:  # reasoning after some content: read as reasoning, and noted
+        nested = p.noted(nested, "content_around_reasoning", "accepted",
+                         "reasoning before the content")
+    at_stop = first_of(nested, dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
+                       kept_eos(b))
+    stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b))
     if nested is not None:
         stops += (b.reasoning_start,)
     breaker = calls.head if calls is not None else None
@@ -77,14 +107,15 @@ def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
     """Match a whole output: reasoning, content, then tool calls if any."""
     if b.options.json_schema is not None:
         return response_format_grammar(b)
-    calls_to_end = calls.section + trailer(b, True) + p.end() if calls is not None else None
+    ending = trailing_eos(b) + p.end()
+    calls_to_end = calls.section + trailer(b, True) + ending if calls is not None else None
     lead = leading_reasoning(b, calls, calls_to_end)
     text = p.rule("content", content_text(b, calls))
     if calls is None:
-        return lead + text + p.end()
+        return lead + text + ending
     # Text after the calls (a model's closing remark) is content too, never an error.
     tool_calls = p.rule("tool-calls", calls.section) + after_calls(b)
-    return lead + text + p.zero_or_more(tool_calls + text) + p.end()
+    return lead + text + p.zero_or_more(tool_calls + text) + ending
 
 
 def response_format_grammar(b: Build) -> p.Expr:

@@ -26,9 +26,23 @@ def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, .
 def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:
     """Match `start reasoning [end]`, committed once the start marker is seen."""
     triggers = calls.triggers if calls is not None else ()
-    closing = p.optional(p.literal(b.reasoning_end) + p.space() + after_end(b))
-    return (p.literal(b.reasoning_start) + p.commit()
-            + reasoning_text(b, calls_to_end, triggers) + closing)
+    closing = p.literal(b.reasoning_end) + p.space() + after_end(b)
+    if calls_to_end is not None and triggers:
+        # Calls the model starts without closing its reasoning end it: read, and noted.
+        unclosed = p.noted(p.peek(calls_to_end), "unclosed_reasoning", "accepted",
+                           f"`{b.reasoning_end}` before the tool calls")
+        closing = p.choice(closing, unclosed)
+    return (p.literal(b.reasoning_start) + p.commit() + repeated_start(b)
+            + reasoning_text(b, calls_to_end, triggers) + p.optional(closing))
+
+
+def repeated_start(b: Build) -> p.Expr:
+    """Note a doubled start marker (the prompt opened the reasoning, the model opened it
+    again). The marker stays in the reasoning text, verbatim, as llama.cpp keeps it (its
+    parse vectors expect `<think>` there)."""
+    again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start",
+                    "kept_as_content", f"one `{b.reasoning_start}`")
+    return p.optional(p.reasoning(p.space() + again))
 
 
 def after_end(b: Build) -> p.Expr:

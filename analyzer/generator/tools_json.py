@@ -29,6 +29,8 @@ class Member:
 
 
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
+# Models swap these two names of the arguments member.
+SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
 
 class OtherKey(p.Expr):
@@ -70,9 +72,12 @@ def closing_quote(text: str, pos: int, quote: str) -> int:
 
 
 def other_member(reserved: list[str], python: bool) -> p.Expr:
-    """Match a member whose key is none of the reserved ones (its value is skipped)."""
-    return (OtherKey(reserved, python) + p.space() + p.literal(":") + p.space()
-            + p.json_value(python))
+    """Match a member whose key is none of the reserved ones (its value is skipped; an
+    object value, where the arguments may have gone, is noted as dropped)."""
+    key = OtherKey(reserved, python) + p.space() + p.literal(":") + p.space()
+    lost = p.noted(key + p.peek(p.literal("{")), "arguments_key", "dropped",
+                   "the arguments under a known key")
+    return p.choice(lost, key) + p.json_value(python)
 
 
 def members(name: Member, items: list[Item], python: bool) -> Member:
@@ -106,8 +111,13 @@ def field_members(b: Build, names: list[str]) -> tuple[Member, list[Item]]:
     python = fmt.uses_python_dicts
     name_key, args_key = fmt.name_field.split(".")[-1], fmt.args_field.split(".")[-1]
     name = p.json_key(name_key, python) + quoted_name(names, python)
-    args = p.choice(p.tool_args(p.json_string()), p.tool_args(p.json_value(python)))
+    as_text = p.noted(p.tool_args(p.json_string()), "arguments_not_object", "accepted",
+                      "a JSON object")
+    args = p.choice(as_text, p.tool_args(p.json_value(python)))
     items: list[Item] = [(args_key, args)]
+    other = SWAPPED_KEYS.get(args_key)
+    if other:  # the other usual name of the arguments member: read, and noted
+        items.append((other, p.noted(args, "arguments_key", "accepted", f'`"{args_key}"`')))
     items += [(key, call_id_value()) for key in (fmt.id_field, fmt.gen_id_field) if key]
     return Member(name_key, name + p.commit(), name), items
 

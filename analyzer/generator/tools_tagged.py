@@ -15,9 +15,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import NAME_END, Build, lit, maybe, one_of_leading, spaced
+from analyzer.generator.build import (
+    NAME_END,
+    Build,
+    closing,
+    lit,
+    maybe,
+    one_of_leading,
+    spaced,
+)
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
+from analyzer.generator.python_calls import is_python_call_list, python_argument
 from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
 from analyzer.peg.state import MatchState
@@ -29,6 +38,8 @@ MAX_KEPT_NAMES = 64
 
 def argument(b: Build, key: str, schema: Mapping[str, Any], settle: bool = True) -> p.Expr:
     """Match one `KEY = value` argument of a known name."""
+    if is_python_call_list(b.analysis):
+        return python_argument(p.literal(key))
     args = b.analysis.tools.arguments
     opening = lit(args.name_prefix) + p.arg_name(p.literal(key))
     if args.name_suffix.strip():
@@ -94,8 +105,11 @@ def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:
         properties = {}
     keys = sorted(properties, key=len, reverse=True)
     declared = [argument(b, k, properties[k] or {}) for k in keys]
-    one = p.choice(one_of_leading(declared), UndeclaredArgument(b)) if declared \
-        else UndeclaredArgument(b)
+    names = ", ".join(f"`{k}`" for k in sorted(keys)) or "none"
+    # An argument the schema does not declare is kept (data is never dropped), and noted.
+    undeclared = p.noted(UndeclaredArgument(b), "unknown_parameter", "accepted",
+                         f"a declared parameter ({names})")
+    one = p.choice(one_of_leading(declared), undeclared) if declared else undeclared
     sep = b.analysis.tools.arguments.separator.strip()
     between = p.space() + p.optional(p.literal(sep)) + p.space() if sep else p.space()
     return p.optional(one + p.zero_or_more(between + one))
@@ -116,7 +130,7 @@ def function_call(b: Build, definition: Mapping[str, Any]) -> p.Expr:
     body = (
         id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + spaced(args.start) + p.space()
         + argument_list(b, p.tool_parameters(definition)) + maybe(args.end)
-        + id_at(b, CallIdPosition.POST_ARGS) + maybe(b.analysis.tools.function.close)
+        + id_at(b, CallIdPosition.POST_ARGS) + closing(b.analysis.tools.function.close)
     )
     return p.tool(function_head(b, name, True) + p.commit() + body)
 

@@ -14,6 +14,7 @@ from analyzer import peg as p
 from analyzer.generator.build import Build, spaced
 from analyzer.generator.dialect import DialectValue, QuotedDialect
 from analyzer.generator.tag_dialect import TagDialect
+from analyzer.generator.value_ends import ValueText, intruders, tolerant_closing
 from analyzer.model import Analysis
 from analyzer.parsing.options import canonical
 from analyzer.peg import Role
@@ -99,11 +100,15 @@ def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
     """Match padding, the value text up to the closing marker, padding and the marker."""
     lead, trail = value_padding(b.analysis)
     end = suffix.strip()
-    text = p.arg_string_value(UntilClosing(end, trail) if end else p.rest(), schema)
+    stops = intruders(b, end) if end else None
+    scan = UntilClosing(end, trail) if stops is None else ValueText(end, trail, stops)
+    text = p.arg_string_value(scan if end else p.rest(), schema)
     if end.startswith("</") and b.analysis.tools.arguments.name_prefix.strip().endswith('="'):
         # XML-style markup (names in attributes): a value may be a CDATA section.
         text = p.choice(cdata_value(schema), text)
     closing = PaddedLiteral(trail, end) if trail else p.literal(end)
+    if stops is not None:  # a missing or wrong closing tag is read, and noted
+        closing = tolerant_closing(b, end, closing, stops)
     return PaddedLiteral(lead, "") + text + closing if lead else text + closing
 
 

@@ -266,12 +266,23 @@ def check_sum(left: Any, right: Any, limits: RenderLimits) -> None:
 def check_product(left: Any, right: Any, limits: RenderLimits) -> None:
     """Refuse repeating a sequence into one over the limit, or multiplying huge numbers."""
     for seq, count in ((left, right), (right, left)):
-        length = sized(seq)
-        if length is not None and isinstance(count, int):
-            check_text_size("the repeated sequence", length * count, limits)
+        if sized(seq) is not None and isinstance(count, int):
+            check_text_size("the repeated sequence", repeated_size(seq, count, limits), limits)
             return
     if isinstance(left, int) and isinstance(right, int):
         _check_bits(left.bit_length() + right.bit_length())
+
+
+def repeated_size(seq: Any, count: int, limits: RenderLimits) -> int:
+    """Estimate the size of `seq * count`, counting what a list's items hold."""
+    # `[a] * n` makes n references, but comparing, printing or serializing it walks n copies
+    # of `a` in one C call: bound it by what it would print as, like any text.
+    if count <= 0:
+        return 0
+    if isinstance(seq, (str, bytes)):
+        return len(seq) * count
+    per_copy = text_size(seq, limits.max_output_chars // count + 1)
+    return max(per_copy - 2, len(seq)) * count  # the brackets once, not per copy
 
 
 def check_power(base: Any, exponent: Any) -> None:

@@ -211,11 +211,23 @@ class BoundedCodeGenerator(CodeGenerator):
             self.optimizer = FoldingOnce(environment)
 
 
+# `x is defined`, `x is undefined`, `x | default(...)`: a template asking whether its caller
+# passed x, typically before `set`ting a fallback.
+_PROBES = frozenset({"defined", "undefined", "default", "d"})
+
+
 def free_variables(tree: nodes.Template) -> frozenset[str]:
-    """Name the variables a parsed template reads but never sets nor defines as a macro."""
+    """Name the variables a parsed template reads from its caller.
+
+    Those are the names read but never set nor defined as a macro, and the names the template
+    probes (`x is defined`, `x | default(...)`) even when it then sets a fallback (Seed-OSS's
+    `thinking_budget`); a macro's parameters and loop variables are never the caller's.
+    """
     # A name/context walk is enough here and far cheaper than meta.find_undeclared_variables.
     loaded: set[str] = set()
     stored: set[str] = set()
+    probed: set[str] = set()
+    bound: set[str] = set()
     for node in all_nodes(tree):
         kind = node.__class__
         if kind is nodes.Name:
@@ -224,10 +236,25 @@ def free_variables(tree: nodes.Template) -> frozenset[str]:
                 loaded.add(node.name)
             elif node.ctx in ("store", "param"):
                 stored.add(node.name)
+                if node.ctx == "param":
+                    bound.add(node.name)
         elif kind is nodes.Macro:
             assert isinstance(node, nodes.Macro)
             stored.add(node.name)
-    return frozenset(loaded - stored)
+            bound.add(node.name)
+        elif kind is nodes.For:
+            assert isinstance(node, nodes.For)
+            bound.update(_names_in(node.target))
+        elif kind in (nodes.Test, nodes.Filter):
+            assert isinstance(node, (nodes.Test, nodes.Filter))
+            if node.name in _PROBES and isinstance(node.node, nodes.Name):
+                probed.add(node.node.name)
+    return frozenset((loaded - stored) | (probed - bound))
+
+
+def _names_in(target: nodes.Node) -> set[str]:
+    found = [target, *all_nodes(target)]
+    return {node.name for node in found if isinstance(node, nodes.Name)}
 
 
 def all_nodes(tree: nodes.Node) -> Iterator[nodes.Node]:

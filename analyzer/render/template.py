@@ -290,7 +290,7 @@ def render_error(exc: BaseException, source: str) -> TemplateRenderError:
         )
     if isinstance(exc, MemoryError):
         return RenderLimitError(
-            "the render ran out of memory", limit="output_size", allowed=0,
+            "the render ran out of memory", limit="memory", allowed=0,
             lineno=lineno, source_line=line,
         )
     if isinstance(exc, IteratorNotSerializable):

@@ -37,7 +37,7 @@ def analysis_payload(analysis: Analysis, request: HttpRequest) -> dict[str, Any]
     payload["template_url"] = request.build_absolute_uri(analysis.template.get_absolute_url())
     payload["result_url"] = (
         request.build_absolute_uri(reverse("api-analysis-result", args=[analysis.pk]))
-        if analysis.result_json
+        if analysis.status == Analysis.Status.DONE
         else None
     )
     payload["result"] = analysis.result
@@ -68,7 +68,7 @@ def template_payload(template: Template, request: HttpRequest) -> dict[str, Any]
         "eos_token": template.eos_token,
         "source": template.source,
         "origins": [origin_payload(o) for o in template.origins.order_by("created_at")],
-        "analyses": [analysis_summary(a, request) for a in template.analyses.all()],
+        "analyses": [analysis_summary(a, request) for a in template.analyses.listed()],
     }
 
 

@@ -9,3 +9,8 @@ class AnalysesConfig(AppConfig):
     name = "lab.analyses"
     label = "analyses"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Register the tasks with the Celery app as soon as Django is up: a shared task first
+        # imported later is only added to apps still active, and a closed app is not.
+        from lab.analyses import tasks  # noqa: F401

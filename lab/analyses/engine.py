@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.conf import settings
+
 import analyzer
-from analyzer.errors import AnalyzerError
+from analyzer.analysis.isolated import analyze_isolated
+from analyzer.errors import AnalyzerError, RenderLimitError
 from analyzer.render import loading
+from analyzer.render.limits import RenderLimits
 from analyzer.render.loading import TemplateSource
 
 if TYPE_CHECKING:
@@ -36,15 +40,27 @@ def analyzer_version() -> str:
 
 def load_pasted(text: str) -> TemplateSource:
     """Read pasted text as a chat template (raw Jinja or a JSON config)."""
-    return loading.load_template_text(text)
+    return within_analyzer_limit(loading.load_template_text(text))
 
 
 def load_named_templates(data: bytes, filename: str) -> list[TemplateSource]:
     """Read a file and return every named chat template in it, the default one first."""
-    first = loading.load_template_bytes(data, filename=filename)
+    first = load_file(data, filename)
     others = [name for name in first.available_names if name != first.name]
-    rest = [loading.load_template_bytes(data, filename=filename, template_name=n) for n in others]
-    return [first, *rest]
+    return [first, *(load_file(data, filename, name) for name in others)]
+
+
+def within_analyzer_limit(loaded: TemplateSource) -> TemplateSource:
+    """Refuse, before it is stored, a template longer than the analyzer compiles."""
+    # A file may be larger (tokenizer_config.json carries the vocabulary's special tokens);
+    # the template in it is held to the analyzer's own limit, with the analyzer's words.
+    cap = max_template_chars()
+    if len(loaded.source) > cap:
+        raise RenderLimitError(
+            f"the template is {len(loaded.source):,} characters; the limit is {cap:,}",
+            limit="template_size", allowed=cap,
+        )
+    return loaded
 
 
 def source_of(template: Template) -> TemplateSource:
@@ -59,13 +75,23 @@ def source_of(template: Template) -> TemplateSource:
 
 
 def analyze_template(template: Template) -> str:
-    """Analyse a stored template and return the analysis as canonical JSON."""
-    return analyzer.analysis_to_json(analyzer.analyze(source_of(template)))
+    """Analyse a stored template in a killable child process; return the canonical JSON."""
+    return analyze_isolated(
+        source_of(template),
+        seconds=settings.LAB_ANALYSIS_WALL_SECONDS,
+        memory_mb=settings.LAB_ANALYSIS_MEMORY_MB,
+    )
+
+
+def max_template_chars() -> int:
+    """Return the longest template source the analyzer compiles."""
+    return RenderLimits().max_template_chars
 
 
 def load_file(data: bytes, filename: str, template_name: str | None = None) -> TemplateSource:
     """Read one named chat template (the default one when no name is given) from a file."""
-    return loading.load_template_bytes(data, filename=filename, template_name=template_name)
+    loaded = loading.load_template_bytes(data, filename=filename, template_name=template_name)
+    return within_analyzer_limit(loaded)
 
 
 def verify_report(template: Template, result_json: str) -> str:

@@ -39,6 +39,14 @@ def _sent_too_much_message(sent: int) -> str:
 
 
 class PasteForm(forms.Form):
+    """A template's text (pasted, or a stored one edited) and the title it goes by."""
+
+    title = forms.CharField(
+        label="Title",
+        max_length=200,
+        required=False,
+        help_text="optional; else derived (file, Hub repo or the family the markers suggest)",
+    )
     source = forms.CharField(
         label="Template",
         strip=False,  # trailing newlines are part of a template
@@ -210,3 +218,76 @@ class ParserOptionsForm(forms.Form):
             tool_choice=data["tool_choice"] or "auto",
             json_schema=data["json_schema"],
         )
+
+
+def _json_field(label: str, rows: int, help_text: str, required: bool = False) -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        required=required,
+        strip=False,
+        help_text=help_text,
+        widget=forms.Textarea(attrs={"rows": rows, "spellcheck": "false"}),
+    )
+
+
+def _read_json(text: str, expected: type, what: str) -> Any:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise forms.ValidationError(f"{what} must be JSON: {exc}") from exc
+    if not isinstance(value, expected):
+        raise forms.ValidationError(f"{what} must be a JSON {expected.__name__}; found "
+                                    f"{type(value).__name__}.")
+    return value
+
+
+class RenderSideForm(forms.Form):
+    """One side of the render playground: a conversation and apply_chat_template's arguments.
+
+    Sent by GET (prefixes "a" and "b"), so the page's URL is the permalink of its inputs.
+    """
+
+    messages = _json_field("Messages", 12, "a JSON list of messages (tool_calls, "
+                           "tool responses and reasoning_content included)", required=True)
+    tools = _json_field("Tools", 5, "a JSON list of tool definitions; empty: none")
+    kwargs = _json_field("Template kwargs", 2, 'a JSON object, e.g. {"enable_thinking": false}')
+    add_generation_prompt = forms.BooleanField(label="add_generation_prompt", required=False)
+    continue_final_message = forms.BooleanField(label="continue_final_message", required=False)
+    bos_token = forms.CharField(label="bos_token", required=False, max_length=500,
+                                help_text="empty: the template's own")
+    eos_token = forms.CharField(label="eos_token", required=False, max_length=500,
+                                help_text="empty: the template's own")
+
+    def clean_messages(self) -> list[Any]:
+        return list(_read_json(self.cleaned_data["messages"], list, "Messages"))
+
+    def clean_tools(self) -> list[Any] | None:
+        text = str(self.cleaned_data["tools"]).strip()
+        return list(_read_json(text, list, "Tools")) if text else None
+
+    def clean_kwargs(self) -> dict[str, Any]:
+        text = str(self.cleaned_data["kwargs"]).strip()
+        return dict(_read_json(text, dict, "Template kwargs")) if text else {}
+
+
+class CompareForm(forms.Form):
+    """Two stored templates (key or source sha256), or two revisions of one Hub repo."""
+
+    a = forms.CharField(label="Template A", required=False, max_length=64,
+                        help_text="a stored template's id (as in /t/<id>/)")
+    b = forms.CharField(label="Template B", required=False, max_length=64)
+    repo_id = forms.CharField(label="or Hub repo", required=False, max_length=200,
+                              widget=forms.TextInput(attrs={"placeholder": "org/model"}))
+    rev_a = forms.CharField(label="revision A", required=False, max_length=200,
+                            help_text="branch, tag or commit sha; leave both empty to list "
+                                      "the commits that changed the template")
+    rev_b = forms.CharField(label="revision B", required=False, max_length=200)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not (data.get("a") and data.get("b")) and not data.get("repo_id"):
+            raise forms.ValidationError(
+                "Give two stored templates (A and B), or a Hub repo (with two revisions, or "
+                "none to list the commits that changed its template)."
+            )
+        return data

@@ -9,13 +9,15 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from lab.analyses import engine, hub
-from lab.analyses.models import Analysis, Template, TemplateOrigin, options_key
+from lab.analyses import engine, hub, queueing, reconcile
+from lab.analyses.models import Analysis, Template, TemplateOrigin, options_key, template_key
 
 
 def store_template(loaded: engine.TemplateSource) -> Template:
-    """Return the stored row for this source, creating it the first time it is seen."""
+    """Return the stored row for this (source, bos, eos), creating it the first time."""
+    key = template_key(loaded.sha256, loaded.source, loaded.bos_token, loaded.eos_token)
     defaults = {
+        "sha256": loaded.sha256,
         "source": loaded.source,
         "bos_token": loaded.bos_token,
         "eos_token": loaded.eos_token,
@@ -23,9 +25,9 @@ def store_template(loaded: engine.TemplateSource) -> Template:
     }
     try:
         with transaction.atomic():
-            template, _ = Template.objects.get_or_create(sha256=loaded.sha256, defaults=defaults)
-    except IntegrityError:  # another request stored the same source a moment ago
-        template = Template.objects.get(sha256=loaded.sha256)
+            template, _ = Template.objects.get_or_create(key=key, defaults=defaults)
+    except IntegrityError:  # another request stored the same template a moment ago
+        template = Template.objects.get(key=key)
     return template
 
 
@@ -37,30 +39,57 @@ def record_origin(template: Template, kind: str, **fields: str) -> TemplateOrigi
 def request_analysis(template: Template, options: dict[str, Any] | None = None) -> Analysis:
     """Return the live analysis for (template, analyzer version, options), queueing one if none.
 
-    A failed analysis is kept as it is; asking again queues a new one beside it.
+    A failed analysis is kept as it is; asking again queues a new one beside it. A stuck one
+    (never sent, or its worker died) is sent again.
     """
     options = options or {}
-    key = options_key(options)
-    version = engine.analyzer_version()
-    existing = (
-        Analysis.objects.filter(template=template, analyzer_version=version, options_key=key)
+    existing = live_analysis(template, options)
+    if existing is None:
+        return queue_analysis(template, options)
+    if reconcile.is_stuck(existing):
+        reconcile.revive(existing)
+    return existing
+
+
+def live_analysis(template: Template, options: dict[str, Any]) -> Analysis | None:
+    """The newest analysis of (template, current analyzer, options) that did not fail."""
+    return (
+        Analysis.objects.filter(
+            template=template,
+            analyzer_version=engine.analyzer_version(),
+            options_key=options_key(options),
+        )
         .exclude(status=Analysis.Status.FAILED)
         .first()
     )
-    if existing is not None:
-        return existing
+
+
+def queue_analysis(template: Template, options: dict[str, Any]) -> Analysis:
+    """Create an analysis row and send its task once the row is committed."""
     analysis = Analysis.objects.create(
-        template=template, analyzer_version=version, options=options, options_key=key
+        template=template,
+        analyzer_version=engine.analyzer_version(),
+        options=options,
+        options_key=options_key(options),
     )
-    transaction.on_commit(partial(enqueue_analysis, analysis.pk))
+    transaction.on_commit(partial(queueing.enqueue, analysis.pk))
     return analysis
 
 
-def enqueue_analysis(analysis_id: int) -> None:
-    """Hand the analysis to a Celery worker."""
-    from lab.analyses.tasks import run_analysis
+def analyze_again(template: Template) -> Analysis:
+    """Analyse with the current analyzer: send a queued analysis again, revive a stuck one.
 
-    run_analysis.delay(analysis_id)
+    A done analysis is returned as it is (the same analyzer gives the same bytes); a failed one
+    gets a new analysis beside it.
+    """
+    existing = live_analysis(template, {})
+    if existing is None:
+        return queue_analysis(template, {})
+    if existing.status == Analysis.Status.QUEUED:
+        transaction.on_commit(partial(queueing.enqueue, existing.pk))
+    elif reconcile.is_stuck(existing):
+        reconcile.revive(existing)
+    return existing
 
 
 def ingest(loaded: engine.TemplateSource, kind: str, **origin: str) -> Analysis:
@@ -167,6 +196,26 @@ def analyze_picked(upload: StoredUpload, names: list[str]) -> list[Analysis]:
     return [request_analysis(template) for name, template in upload.templates if name in names]
 
 
-def ingest_paste(text: str) -> Analysis:
+def ingest_paste(source: str, title: str = "") -> Analysis:
     """Store a pasted template and return its analysis."""
-    return ingest(engine.load_pasted(text), TemplateOrigin.Kind.PASTE)
+    return ingest(engine.load_pasted(source), TemplateOrigin.Kind.PASTE, title=title)
+
+
+def ingest_edit(parent: Template, source: str, title: str = "") -> Analysis:
+    """Store an edited source with its parent's special tokens and name; return its analysis."""
+    pasted = engine.load_pasted(source)
+    loaded = replace(
+        pasted,
+        name=parent.template_name,
+        bos_token=pasted.bos_token or parent.bos_token,
+        eos_token=pasted.eos_token or parent.eos_token,
+    )
+    template = store_template(loaded)
+    TemplateOrigin.objects.create(
+        template=template,
+        kind=TemplateOrigin.Kind.EDIT,
+        parent=parent,
+        title=title,
+        template_name=loaded.name,
+    )
+    return request_analysis(template)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from lab.analyses.parsing import LiveState
 
@@ -35,7 +35,21 @@ class FinishMessage(TypedDict):
     type: Literal["finish"]
 
 
-ClientMessage = AppendMessage | ResetMessage | OptionsMessage | FinishMessage
+class ResumeMessage(TypedDict):
+    """Client, on a new socket: the box's text and options, and what of it the page shows.
+
+    The page shows the state of `text[:received]` (settled if `finished`); the reply brings
+    only what the rest of the text changes.
+    """
+
+    type: Literal["resume"]
+    options: dict[str, Any]
+    text: str
+    received: int
+    finished: bool
+
+
+ClientMessage = AppendMessage | ResetMessage | OptionsMessage | FinishMessage | ResumeMessage
 
 
 class ToolCallPayload(TypedDict):
@@ -64,7 +78,8 @@ class DeviationPayload(TypedDict):
 
 
 class StateMessage(TypedDict):
-    """Server: the message parsed so far."""
+    """Server: the whole message parsed so far (after a reset, options, or a change that does
+    not extend what the page has)."""
 
     type: Literal["state"]
     reasoning: str
@@ -73,23 +88,60 @@ class StateMessage(TypedDict):
     delta_count: int
     problems: list[ProblemPayload]
     deviations: list[DeviationPayload]
+    received: int  # characters of the box's text this state is of
+    finished: bool
+
+
+class ToolCallChange(TypedDict):
+    """One tool call's change: `arguments` is appended; name and id come when they change."""
+
+    index: int
+    arguments: str
+    name: NotRequired[str]
+    id: NotRequired[str]
+
+
+class DeltaMessage(TypedDict):
+    """Server: what changed since the last reply. Text fields are appended to what the page
+    has; any other field, when present, replaces it. Absent fields did not change."""
+
+    type: Literal["delta"]
+    received: int
+    finished: bool
+    delta_count: int
+    reasoning: NotRequired[str]
+    content: NotRequired[str]
+    tool_calls: NotRequired[list[ToolCallChange]]
+    problems: NotRequired[list[ProblemPayload]]
+    deviations: NotRequired[list[DeviationPayload]]
 
 
 class UnavailableMessage(TypedDict):
-    """Server: this analysis cannot be streamed (yet), and why."""
+    """Server: this analysis cannot be streamed (yet), and why (sent for every message then)."""
 
     type: Literal["unavailable"]
     reason: str
 
 
+ErrorCode = Literal[
+    "binary_frame", "not_json", "not_an_object", "unknown_type", "bad_field", "text_too_long"
+]
+
+
 class ErrorMessage(TypedDict):
-    """Server: the last client message could not be handled."""
+    """Server: the last client message could not be handled (nothing changed); why."""
 
     type: Literal["error"]
+    code: ErrorCode
     message: str
 
 
-ServerMessage = StateMessage | UnavailableMessage | ErrorMessage
+ServerMessage = StateMessage | DeltaMessage | UnavailableMessage | ErrorMessage
+
+
+def error_message(code: ErrorCode, message: str) -> ErrorMessage:
+    """Build the typed error reply for a client message that was refused."""
+    return {"type": "error", "code": code, "message": message}
 
 
 def state_message(state: LiveState) -> StateMessage:
@@ -125,4 +177,6 @@ def state_message(state: LiveState) -> StateMessage:
             }
             for d in state.deviations
         ],
+        "received": state.received,
+        "finished": state.finished,
     }

@@ -105,6 +105,8 @@ class LiveState:
     # parse, if one did.
     problems: tuple[ParseProblem, ...] = ()
     deviations: tuple[DeviationView, ...] = ()  # in output order
+    received: int = 0  # characters of text parsed
+    finished: bool = False  # parsed as complete (finish), not as a stream still open
 
 
 class LiveParser:
@@ -163,6 +165,8 @@ class LiveParser:
             delta_count=self._delta_count,
             problems=kept + ((self.error,) if self.error is not None else ()),
             deviations=tuple(_view(d) for d in self._stream.deviations),
+            received=len(self.text),
+            finished=self._finished,
         )
 
 

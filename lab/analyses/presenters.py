@@ -14,9 +14,16 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from lab.analyses import glossary
+
 # Common text longer than this is folded, keeping the end near the difference in view.
 FOLD_OVER = 700
 KEEP_VISIBLE = 240
+# A differing part longer than this is folded too (its head and tail stay in view).
+DIFF_FOLD_OVER = 4_000
+# What a "show more" fold holds at most: the page of a render of 32,768 newlines stays small
+# (each shown character can take ~30 bytes of markup); the whole text is in the JSON.
+SHOW_MORE_MAX = 2_000
 
 GENERIC_SPECIAL_TOKENS = [
     r"<\|[^<>|\s]{1,60}\|>",  # <|im_start|>
@@ -50,6 +57,13 @@ class MarkerView:
 
 
 @dataclass(frozen=True)
+class ModeView:
+    name: str
+    value: str
+    meaning: str  # one sentence from the glossary, shown as its tooltip
+
+
+@dataclass(frozen=True)
 class PaneView:
     label: str
     params: str
@@ -65,6 +79,7 @@ class PairView:
     a: PaneView | None
     b: PaneView | None
     marker_roles: tuple[str, ...]
+    identical: bool = False  # both variants rendered the same text
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,7 @@ class PromptView:
     setting: str
     label: str
     html: SafeString
+    meaning: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,12 +102,17 @@ class ResultView:
     workarounds: tuple[str, ...]
     caps: tuple[tuple[str, bool], ...]
     template_kwargs: tuple[str, ...]
-    modes: tuple[tuple[str, str], ...]
+    modes: tuple[ModeView, ...]
     fields: tuple[FieldRow, ...]
     markers: tuple[MarkerView, ...]
     pairs: tuple[PairView, ...]
     prompts: tuple[PromptView, ...]
     preserved_tokens: tuple[str, ...] = field(default=())
+
+    @property
+    def reasoning_by_setting(self) -> str:
+        """What the prompt does per enable_thinking setting, as the prompt cards say."""
+        return " · ".join(f"{p.setting}: {p.label}" for p in self.prompts)
 
 
 def special_token_pattern(preserved: list[str]) -> re.Pattern[str]:
@@ -195,15 +216,18 @@ def _segment_html(
         classes.append("marker")
         roles = ", ".join(mark.role for mark in covering)
         title = f' title="marker: {escape(roles)}"'
-    body = (
-        _folded(text, specials, at_start, at_end)
-        if not (in_diff or covering)
-        else visible_html(text, specials, show_spaces=True)
-    )
+    if not (in_diff or covering):
+        body = _folded(text, specials, at_start, at_end)
+    elif len(text) > DIFF_FOLD_OVER:
+        body = _folded(text, specials, False, False, "differing")
+    else:
+        body = visible_html(text, specials, show_spaces=True)
     return f'<span class="{" ".join(classes)}"{title}>{body}</span>'
 
 
-def _folded(text: str, specials: re.Pattern[str], at_start: bool, at_end: bool) -> str:
+def _folded(
+    text: str, specials: re.Pattern[str], at_start: bool, at_end: bool, what: str = "common"
+) -> str:
     if len(text) <= FOLD_OVER:
         return visible_html(text, specials)
     if at_start:  # common prefix: what matters is its end, next to the difference
@@ -217,10 +241,21 @@ def _folded(text: str, specials: re.Pattern[str], at_start: bool, at_end: bool) 
             text[-KEEP_VISIBLE:],
         )
     folded = (
-        f'<details class="fold"><summary>{len(hidden):,} more common characters'
-        f"</summary>{visible_html(hidden, specials)}</details>"
+        f'<details class="fold"><summary>show {len(hidden):,} more {what} characters'
+        f"</summary>{_show_more(hidden, specials)}</details>"
     )
     return visible_html(head, specials) + folded + visible_html(tail, specials)
+
+
+def _show_more(hidden: str, specials: re.Pattern[str]) -> str:
+    """Show a fold's text up to SHOW_MORE_MAX characters, and say where the rest is."""
+    if len(hidden) <= SHOW_MORE_MAX:
+        return visible_html(hidden, specials)
+    rest = len(hidden) - SHOW_MORE_MAX
+    return visible_html(hidden[:SHOW_MORE_MAX], specials) + (
+        f'<span class="cut">… {rest:,} more characters are not shown: the whole render is in'
+        " the analysis JSON</span>"
+    )
 
 
 def build_result_view(result: dict[str, Any]) -> ResultView:
@@ -243,14 +278,15 @@ def build_result_view(result: dict[str, Any]) -> ResultView:
     )
 
 
-def _modes(result: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def _modes(result: dict[str, Any]) -> tuple[ModeView, ...]:
     tools = result.get("tools") or {}
-    return (
+    values = (
         ("reasoning", str((result.get("reasoning") or {}).get("mode", ""))),
         ("content", str((result.get("content") or {}).get("mode", ""))),
         ("tools", str((tools.get("format") or {}).get("mode", ""))),
         ("call id", str((tools.get("call_id") or {}).get("pos", ""))),
     )
+    return tuple(ModeView(name, value, glossary.meaning(name, value)) for name, value in values)
 
 
 def _field_rows(result: dict[str, Any], specials: re.Pattern[str]) -> list[FieldRow]:
@@ -309,7 +345,14 @@ def _pair_view(
         a=_pane(comparison.get("variant_a"), diff, own, "a", specials),
         b=_pane(comparison.get("variant_b"), diff, own, "b", specials),
         marker_roles=tuple(str(m.get("role", "")) for _, m in own),
+        identical=_rendered(comparison, "a") is not None
+        and _rendered(comparison, "a") == _rendered(comparison, "b"),
     )
+
+
+def _rendered(comparison: dict[str, Any], side: str) -> str | None:
+    variant = comparison.get(f"variant_{side}")
+    return str(variant.get("rendered", "")) if variant else None
 
 
 def _pane(
@@ -348,4 +391,5 @@ def _prompt_view(prompt: dict[str, Any], specials: re.Pattern[str]) -> PromptVie
     thinking = prompt.get("enable_thinking")
     setting = THINKING_SETTINGS.get(thinking, f"enable_thinking={thinking}")
     html = mark_safe(visible_html(str(prompt.get("text", "")), specials, show_spaces=True))  # noqa: S308
-    return PromptView(setting=setting, label=str(prompt.get("label", "")), html=html)
+    label = str(prompt.get("label", ""))
+    return PromptView(setting, label, html, glossary.meaning("prompt", label))

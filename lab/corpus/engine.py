@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 import analyzer
+from analyzer.checks.robustness import check_robustness, pass_rate
 from analyzer.checks.verify import Outcome, Verification, verification_to_json, verify_template
 from analyzer.errors import AnalyzerError
 from lab.analyses import engine as analyses_engine
@@ -51,6 +52,8 @@ class Evaluation:
     verify_ms: float
     vectors_total: int
     vectors_passed: int
+    robustness_passed: int
+    robustness_total: int
 
 
 def analyzer_version() -> str:
@@ -72,6 +75,8 @@ def evaluate(template: Template, analysis_json: str) -> Evaluation:
     verification = verify_template(analyses_engine.source_of(template), analysis=analysis)
     verify_ms = (time.perf_counter() - started) * 1000
     total, passed = vector_counts(template.sha256)
+    robust_passed, robust_total = pass_rate(
+        [check_robustness(analyses_engine.source_of(template), analysis=analysis)])
     return Evaluation(
         tool_format=analysis.tools.format.mode.value,
         reasoning_mode=analysis.reasoning.mode.value,
@@ -85,6 +90,8 @@ def evaluate(template: Template, analysis_json: str) -> Evaluation:
         verify_ms=verify_ms,
         vectors_total=total,
         vectors_passed=passed,
+        robustness_passed=robust_passed,
+        robustness_total=robust_total,
     )
 
 

@@ -25,14 +25,41 @@ class Report:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    clashes: list[str] = field(default_factory=list)  # names another origin holds already
 
     def describe(self) -> str:
-        """Summarize in one line, then one line per problem."""
+        """Summarize in one line, then one line per problem and per name clash."""
+        clashes = f", {len(self.clashes)} name clash(es)" if self.clashes else ""
         lines = [
             f"{len(self.added)} added, {len(self.updated)} updated, "
-            f"{len(self.unchanged)} unchanged, {len(self.problems)} problem(s)"
+            f"{len(self.unchanged)} unchanged, {len(self.problems)} problem(s){clashes}"
         ]
-        return "\n".join(lines + [f"  {problem}" for problem in self.problems])
+        notes = self.problems + self.clashes
+        return "\n".join(lines + [f"  {note}" for note in notes])
+
+
+def origin_key(kind: str, place: str, template_name: str) -> str:
+    """Name where an entry comes from: an imported file's absolute path, or Hub repo/file."""
+    return f"{kind}:{place}#{template_name or 'default'}"
+
+
+def entry_for(name: str, key: str) -> CorpusTemplate | None:
+    """The entry this origin fills: its own, or a same-named one from before origin keys."""
+    entry = CorpusTemplate.objects.filter(origin_key=key).first()
+    if entry is None:
+        entry = CorpusTemplate.objects.filter(name=name, origin_key__isnull=True).first()
+    return entry
+
+
+def clash(name: str, key: str) -> str | None:
+    """Say so when another origin's entry holds this name already (nothing is merged)."""
+    holder = CorpusTemplate.objects.filter(name=name).exclude(origin_key=key).first()
+    if holder is None or holder.origin_key is None:
+        return None
+    return (
+        f"{name}: not imported from {key.split(':', 1)[1]}: the entry of that name comes from "
+        f"{holder.origin_key.split(':', 1)[1]}; rename the file to keep both"
+    )
 
 
 def save_entry(
@@ -40,19 +67,27 @@ def save_entry(
     loaded: analyses_engine.TemplateSource,
     origin: dict[str, str],
     report: Report,
+    key: str,
     **fields: Any,
-) -> CorpusTemplate:
-    """Store the template and point the named corpus entry at it; note what changed."""
+) -> CorpusTemplate | None:
+    """Store the template and point this origin's entry at it; note what changed."""
+    clashing = clash(name, key)
+    if clashing is not None:
+        report.clashes.append(clashing)
+        return None
     template = intake.store_template(loaded)
-    entry = CorpusTemplate.objects.filter(name=name).first()
+    entry = entry_for(name, key)
     if entry is not None and entry.template_id == template.pk and entry.active:
-        CorpusTemplate.objects.filter(pk=entry.pk).update(**fields)
+        CorpusTemplate.objects.filter(pk=entry.pk).update(origin_key=key, **fields)
         report.unchanged.append(name)
         return entry
     intake.record_origin(template, template_name=loaded.name, **origin)
     values = {"template": template, "active": True, "updated_at": timezone.now(), **fields}
-    entry, created = CorpusTemplate.objects.update_or_create(name=name, defaults=values)
-    (report.added if created else report.updated).append(name)
+    if entry is None:
+        report.added.append(name)
+        return CorpusTemplate.objects.create(name=name, origin_key=key, **values)
+    CorpusTemplate.objects.filter(pk=entry.pk).update(origin_key=key, **values)
+    report.updated.append(name)
     return entry
 
 
@@ -82,6 +117,7 @@ def import_directory(folder: Path) -> Report:
                 source,
                 origin,
                 report,
+                origin_key("import", str(path.resolve()), source.name),
                 source=CorpusTemplate.Source.IMPORT,
                 filename=path.name,
                 template_name=source.name,

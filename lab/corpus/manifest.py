@@ -21,7 +21,7 @@ from huggingface_hub import HfApi, hf_hub_download
 from lab.analyses import engine as analyses_engine
 from lab.analyses import hub
 from lab.analyses.models import TemplateOrigin
-from lab.corpus.entries import Report, save_entry
+from lab.corpus.entries import Report, origin_key, save_entry
 from lab.corpus.models import CorpusTemplate
 
 DEFAULT_MANIFEST = Path(settings.BASE_DIR) / "templates_corpus" / "manifest.toml"
@@ -138,6 +138,9 @@ def sync_entry(entry: ManifestEntry, report: Report) -> dict[str, str] | None:
         loaded,
         origin,
         report,
+        # The file the manifest asks for (not the one the Hub served): the same manifest line
+        # keeps its entry when a repo moves its template to another file.
+        origin_key("hub", f"{entry.repo}/{entry.file}", entry.template_name),
         source=CorpusTemplate.Source.HUB,
         family=entry.family,
         repo_id=entry.repo,

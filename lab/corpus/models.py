@@ -34,6 +34,10 @@ class CorpusTemplate(models.Model):
     filename = models.CharField(max_length=300, blank=True)
     template_name = models.CharField(max_length=200, blank=True)
     active = models.BooleanField(default=True, db_index=True)  # taken by the next run
+    # Where the entry comes from: "import:<absolute path>#<template name>" or
+    # "hub:<repo>/<file>#<template name>" (lab.corpus.entries.origin_key). Only the same origin
+    # may update an entry; None for entries made before keys existed (adopted by name).
+    origin_key = models.CharField(max_length=1000, unique=True, null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -132,6 +136,9 @@ class CorpusResult(models.Model):
     grammar = models.CharField(max_length=4, choices=Verdict.choices, blank=True)
     vectors_total = models.PositiveIntegerField(default=0)
     vectors_passed = models.PositiveIntegerField(default=0)
+    # The perturbation corpus (analyzer.checks.robustness): cases that fit the template.
+    robustness_passed = models.PositiveIntegerField(default=0)
+    robustness_total = models.PositiveIntegerField(default=0)
     analysis_ms = models.FloatField(null=True, blank=True)
     verify_ms = models.FloatField(null=True, blank=True)
     verification_json = models.TextField(blank=True)  # analyzer.checks.verify's canonical JSON
@@ -158,6 +165,16 @@ class CorpusResult(models.Model):
     def markers(self) -> dict[str, str]:
         value: dict[str, str] = json.loads(self.markers_json or "{}")
         return value
+
+    @property
+    def cases_skipped(self) -> int:
+        """Cases the template cannot show (neither passed nor failed)."""
+        return max(self.cases_total - self.cases_passed - self.cases_failed, 0)
+
+    @property
+    def key_marker_list(self) -> list[str]:
+        """The key markers one by one, so the page never wraps inside one."""
+        return self.key_markers.split()
 
     @property
     def vector_rate(self) -> float | None:
@@ -189,6 +206,8 @@ SUMMARY_FIELDS = (
     "grammar",
     "vectors_total",
     "vectors_passed",
+    "robustness_passed",
+    "robustness_total",
     "analysis_ms",
     "verify_ms",
 )

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.http import HttpRequest
 from django.urls import reverse
 
@@ -62,12 +63,45 @@ def row_payload(row: Mapping[str, Any], request: HttpRequest) -> dict[str, Any]:
     return payload
 
 
+ROWS_PER_PAGE = 100
+MAX_ROWS_PER_PAGE = 500
+
+
 def run_payload(run: CorpusRun, request: HttpRequest) -> dict[str, Any]:
-    """Describe a run and every row of it (one query for the rows)."""
-    rows = list(CorpusResult.objects.filter(run=run).order_by("name").values(*SUMMARY_FIELDS))
-    payload = run_summary(run, request, len(rows))
-    payload["results"] = [row_payload(row, request) for row in rows]
+    """Describe a run and one page of its rows (?page=N&per_page=M, 100 rows by default)."""
+    rows = CorpusResult.objects.filter(run=run).order_by("name").values(*SUMMARY_FIELDS)
+    page = Paginator(rows, rows_per_page(request)).get_page(request.GET.get("page"))
+    payload = run_summary(run, request, page.paginator.count)
+    payload["results"] = [row_payload(row, request) for row in page]
+    payload["page"] = page_links(page, request)
     return payload
+
+
+def rows_per_page(request: HttpRequest) -> int:
+    """The page size asked for, within 1..MAX_ROWS_PER_PAGE (the default when unreadable)."""
+    try:
+        asked = int(request.GET.get("per_page", ROWS_PER_PAGE))
+    except ValueError:
+        return ROWS_PER_PAGE
+    return max(1, min(asked, MAX_ROWS_PER_PAGE))
+
+
+def page_links(page: Page[Any], request: HttpRequest) -> dict[str, Any]:
+    """Where this page sits among the run's rows, with the URLs of its neighbours."""
+
+    def url(number: int) -> str:
+        query = request.GET.copy()
+        query["page"] = str(number)
+        return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+
+    return {
+        "number": page.number,
+        "pages": page.paginator.num_pages,
+        "per_page": page.paginator.per_page,
+        "count": page.paginator.count,
+        "next": url(page.next_page_number()) if page.has_next() else None,
+        "previous": url(page.previous_page_number()) if page.has_previous() else None,
+    }
 
 
 def template_diff_payload(diff: TemplateDiff, request: HttpRequest) -> dict[str, Any]:

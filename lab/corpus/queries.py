@@ -7,7 +7,7 @@ never one per template.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.paginator import Page, Paginator
@@ -25,6 +25,18 @@ ROW_FIELDS = (
 )
 FILTERS = ("format", "reasoning", "round_trip", "grammar", "status")
 VERDICTS = ("pass", "fail", "skip")
+# The columns a dashboard header sorts by: ?sort=KEY ascending, ?sort=-KEY descending.
+SORTS = {
+    "name": "name",
+    "format": "tool_format",
+    "reasoning": "reasoning_mode",
+    "content": "content_mode",
+    "round_trip": "cases_passed",
+    "grammar": "grammar",
+    "vectors": "vectors_passed",
+    "robustness": "robustness_passed",
+    "analysis": "analysis_ms",
+}
 
 
 @dataclass(frozen=True)
@@ -37,14 +49,23 @@ class Filters:
     round_trip: str = ""
     grammar: str = ""
     status: str = ""
+    sort: str = ""  # a SORTS key, "-" in front for descending; anything else sorts by name
 
     @classmethod
     def from_query(cls, params: Mapping[str, str]) -> Filters:
-        return cls(**{name: params.get(name, "").strip()[:200] for name in ("q", *FILTERS)})
+        names = ("q", *FILTERS, "sort")
+        return cls(**{name: params.get(name, "").strip()[:200] for name in names})
 
     @property
     def active(self) -> bool:
-        return any(vars(self).values())
+        return any(value for name, value in vars(self).items() if name != "sort")
+
+    def ordering(self) -> tuple[str, ...]:
+        """The ORM ordering the sort asks for; the name breaks ties."""
+        column = SORTS.get(self.sort.removeprefix("-"))
+        if column is None:
+            return ("name",)
+        return (("-" if self.sort.startswith("-") else "") + column, "name")
 
     def query_string(self) -> str:
         """The filters as URL parameters (for pagination links)."""
@@ -59,8 +80,8 @@ def latest_run() -> CorpusRun | None:
 
 
 def filtered_rows(run: CorpusRun, filters: Filters) -> QuerySet[CorpusResult]:
-    """A run's result rows narrowed by the filters, sorted by name."""
-    rows = CorpusResult.objects.filter(run=run).only(*ROW_FIELDS).order_by("name")
+    """A run's result rows narrowed by the filters, in the order they ask (name by default)."""
+    rows = CorpusResult.objects.filter(run=run).only(*ROW_FIELDS).order_by(*filters.ordering())
     columns = {
         "format": "tool_format",
         "reasoning": "reasoning_mode",
@@ -91,3 +112,41 @@ def choices(run: CorpusRun, column: str) -> list[str]:
 def completed(run: CorpusRun) -> int:
     """How many templates of the run have a stored result."""
     return CorpusResult.objects.filter(run=run).count()
+
+
+@dataclass(frozen=True)
+class SortHeader:
+    """One sortable column head: its label, the link that sorts by it, and its arrow."""
+
+    label: str
+    query: str
+    arrow: str
+
+
+COLUMNS = (
+    ("Template", "name"),
+    ("Tool format", "format"),
+    ("Reasoning", "reasoning"),
+    ("Content", "content"),
+    ("Key markers", ""),
+    ("Round trip", "round_trip"),
+    ("Grammar", "grammar"),
+    ("Vectors", "vectors"),
+    ("Robustness", "robustness"),
+    ("Analysis", "analysis"),
+    ("Links", ""),
+)
+
+
+def sort_headers(filters: Filters) -> list[SortHeader]:
+    """The dashboard's column heads; clicking the sorted one again reverses it."""
+    heads = []
+    for label, key in COLUMNS:
+        if not key:
+            heads.append(SortHeader(label, "", ""))
+            continue
+        current = filters.sort in (key, f"-{key}")
+        flipped = f"-{key}" if filters.sort == key else key
+        arrow = ("▼" if filters.sort.startswith("-") else "▲") if current else ""
+        heads.append(SortHeader(label, replace(filters, sort=flipped).query_string(), arrow))
+    return heads

@@ -146,6 +146,15 @@ def close_run(run_id: int) -> CorpusRun | None:
     return run
 
 
+def close_pending_run(run_id: int) -> CorpusRun | None:
+    """Close a run unless it is closed already (cancelled, or recovered by the reconciler)."""
+    if not CorpusRun.objects.filter(
+        pk=run_id, status__in=[CorpusRun.Status.QUEUED, CorpusRun.Status.RUNNING]
+    ).exists():
+        return None
+    return close_run(run_id)
+
+
 def previous_run(run: CorpusRun) -> CorpusRun | None:
     """The latest finished run created before this one."""
     return (

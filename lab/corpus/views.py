@@ -6,6 +6,7 @@ the page reloads to show the final table. Each page has a JSON twin under /corpu
 
 from __future__ import annotations
 
+import csv
 import json
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from lab.corpus import launch, payloads, queries
+from lab.corpus import chart, launch, payloads, queries, recovery
 from lab.corpus.diffs import RunDiff, diff_runs, visible
 from lab.corpus.models import CorpusResult, CorpusRun
 
@@ -33,6 +34,9 @@ def dashboard_context(request: HttpRequest, run: CorpusRun | None) -> dict[str, 
         formats=queries.choices(run, "tool_format"),
         reasoning_modes=queries.choices(run, "reasoning_mode"),
         verdicts=queries.VERDICTS,
+        headers=queries.sort_headers(filters),
+        chart=chart.chart_series(chart.run_rates()),
+        chart_size=(chart.WIDTH, chart.HEIGHT),
     )
     return context
 
@@ -66,6 +70,14 @@ def start_run(request: HttpRequest) -> HttpResponse:
     """Start a run over every active template (the dashboard's button)."""
     with transaction.atomic():
         run = launch.start_run("dashboard")
+    return redirect(run)
+
+
+@require_POST
+def cancel_run(request: HttpRequest, pk: int) -> HttpResponse:
+    """Close a pending run now: its missing templates fail as cancelled."""
+    run = get_object_or_404(CorpusRun, pk=pk)
+    recovery.cancel_run(run.pk)
     return redirect(run)
 
 
@@ -117,9 +129,41 @@ def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "corpus/result.html", context)
 
 
+# The CSV export's columns, in order (the dashboard's row plus the counts behind it).
+CSV_FIELDS = (
+    "name", "status", "tool_format", "reasoning_mode", "content_mode", "key_markers",
+    "round_trip", "cases_passed", "cases_failed", "cases_skipped", "cases_total",
+    "failed_cases", "grammar", "vectors_passed", "vectors_total", "analysis_ms", "verify_ms",
+    "template_sha256", "analysis_id", "error",
+)
+# A spreadsheet runs a cell that starts with one of these as a formula.
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@require_GET
+def export_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download a run's rows, filtered and sorted as on the dashboard, as CSV."""
+    run = get_object_or_404(CorpusRun, pk=pk)
+    rows = queries.filtered_rows(run, queries.Filters.from_query(request.GET))
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="corpus-run-{run.pk}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(CSV_FIELDS)
+    for row in rows:
+        writer.writerow([_csv_cell(getattr(row, name)) for name in CSV_FIELDS])
+    return response
+
+
+def _csv_cell(value: Any) -> Any:
+    """Keep a text cell from being read as a formula (names and errors come from templates)."""
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+        return "'" + value
+    return "" if value is None else value
+
+
 @require_GET
 def api_run(request: HttpRequest, pk: int) -> JsonResponse:
-    """Return a run and all its rows as JSON."""
+    """Return a run and one page of its rows as JSON."""
     return JsonResponse(payloads.run_payload(get_object_or_404(CorpusRun, pk=pk), request))
 
 

@@ -209,3 +209,53 @@ def test_the_json_twin_of_the_diff_says_worse(page: Page, worsened: tuple[int, i
     data: dict[str, Any] = response.json()
     assert (data["worse"], data["regressions"]) == (True, 1)
     assert data["templates"][0]["name"] == WORSENED
+
+
+def test_the_dashboard_counts_skips_sorts_charts_and_exports(
+    page: Page, stack: Stack, worsened: tuple[int, int]
+) -> None:
+    _, head = worsened
+    manage(
+        stack.env,
+        "shell",
+        "--no-imports",
+        "-c",
+        "from lab.corpus.models import CorpusResult\n"
+        f"CorpusResult.objects.filter(run_id={head}, name='google-gemma-2-2b-it').update("
+        "round_trip='pass', cases_passed=2, cases_failed=0, cases_total=9)",
+    )
+    page.set_viewport_size({"width": 900, "height": 1000})
+    page.goto(f"/corpus/runs/{head}/")
+    gemma = page.locator('tr[data-name="google-gemma-2-2b-it"]')
+    expect(gemma.locator(".round-trip .verdict-partial")).to_have_text("pass")
+    expect(gemma.locator(".round-trip")).to_contain_text("7 skipped")
+    expect(gemma.locator(".round-trip .verdict-pass")).to_have_count(0)
+    # No bare dash: each says why.
+    dashes = page.locator("#corpus-table .dash")
+    for i in range(dashes.count()):
+        expect(dashes.nth(i).locator("small")).not_to_be_empty()
+
+    # Markers never wrap inside a token: every chip is one line high.
+    chips = page.locator("#corpus-table code.token")
+    assert chips.count() > 0
+    heights = {round(chips.nth(i).bounding_box()["height"]) for i in range(chips.count())}
+    assert len(heights) == 1, heights
+
+    expect(page.locator("#pass-chart polyline")).to_have_count(2)
+    shot(page, "dashboard-skips-chart")
+
+    page.locator("#corpus-table th a.sort", has_text="Template").click()
+    expect(page).to_have_url(re.compile(r"sort=name"))
+    page.locator("#corpus-table th a.sort", has_text="Template").click()
+    expect(page).to_have_url(re.compile(r"sort=-name"))
+    names = page.locator("#corpus-table tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.name)"
+    )
+    assert names == sorted(SMALL, reverse=True)
+
+    with page.expect_download() as download:
+        page.locator("#export-csv").click()
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    lines = text.strip().splitlines()
+    assert lines[0].startswith("name,status,tool_format")
+    assert [line.split(",")[0] for line in lines[1:]] == sorted(SMALL, reverse=True)

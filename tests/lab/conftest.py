@@ -20,6 +20,16 @@ def eager_celery() -> Iterator[None]:
     celery_app.conf.task_always_eager = previous
 
 
+@pytest.fixture(autouse=True)
+def empty_page_cache() -> Iterator[None]:
+    """Start each test without pages cached by another (ids repeat across test databases)."""
+    from django.core.cache import caches
+
+    caches["pages"].clear()
+    yield
+    caches["pages"].clear()
+
+
 @pytest.fixture
 def hub_env(fake_hub: Any, monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> Any:
     """Point huggingface_hub at the local Hub server with an empty cache and no token."""

@@ -191,3 +191,32 @@ def test_the_shipped_manifest_lists_unpinned_hub_repos() -> None:
     assert all(entry.repo.count("/") == 1 for entry in listed)
     assert len({entry.entry_name for entry in listed}) == len(listed)
     assert "Revisions are NOT pinned" in path.read_text()
+
+
+# --- origins: an entry is updated only from where it came from -----------------------------------
+
+
+def test_a_same_named_file_from_another_folder_is_a_reported_clash_not_a_replacement(
+    folder: Path, tmp_path: Path
+) -> None:
+    entries.import_directory(folder)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Qwen3-Coder.jinja").write_text("{{ messages[0].content }}")
+    report = entries.import_directory(other)
+    assert (report.added, report.updated, report.unchanged) == ([], [], [])
+    (clash,) = report.clashes
+    assert clash.startswith(f"Qwen3-Coder: not imported from {(other / 'Qwen3-Coder.jinja')}")
+    assert f"comes from {(folder / 'Qwen3-Coder.jinja').resolve()}" in clash
+    assert report.describe().splitlines()[0].endswith("0 problem(s), 1 name clash(es)")
+    kept = CorpusTemplate.objects.get(name="Qwen3-Coder")
+    assert kept.template.source == (folder / "Qwen3-Coder.jinja").read_text()
+
+
+def test_an_entry_made_before_origin_keys_is_adopted_by_its_folder(folder: Path) -> None:
+    entries.import_directory(folder)
+    CorpusTemplate.objects.update(origin_key=None)
+    report = entries.import_directory(folder)
+    assert sorted(report.unchanged) == ["Qwen3-Coder", "google-gemma-2-2b-it"]
+    key = CorpusTemplate.objects.get(name="Qwen3-Coder").origin_key
+    assert key == f"import:{(folder / 'Qwen3-Coder.jinja').resolve()}#default"

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from analyzer.checks.robustness import check_robustness, pass_rate
+from analyzer.render.loading import load_template_file
 from lab.analyses.models import Analysis
 from lab.corpus import entries, launch, runs
 from lab.corpus.diffs import compare, diff_runs
@@ -86,6 +88,9 @@ def test_a_row_summarizes_the_analysis_verification_and_vectors(
     assert coder.analysis_ms is not None and coder.analysis_ms > 0
     verification = json.loads(coder.verification_json)
     assert verification["template_sha256"] == coder.template_sha256
+    robustness = check_robustness(load_template_file(corpus_templates / "Qwen3-Coder.jinja"))
+    assert (coder.robustness_passed, coder.robustness_total) == pass_rate([robustness])
+    assert coder.robustness_total > 0
 
 
 def test_a_row_links_to_the_analysis_permalink_it_evaluated(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from typing import Any
@@ -85,9 +86,11 @@ def test_the_dashboard_without_runs_says_how_to_start(client: Client) -> None:
 def test_the_dashboard_shows_one_row_per_template_of_the_newest_run(client: Client) -> None:
     entries = make_entries(3)
     make_run(entries)
-    newest = make_run(entries, **{"tpl-001": {"tool_format": "TAG_WITH_TAGGED"}})
+    newest = make_run(entries, **{"tpl-001": {"tool_format": "TAG_WITH_TAGGED",
+                                              "robustness_passed": 3, "robustness_total": 11}})
     page = client.get("/corpus/").content.decode()
     assert f"Template corpus · run {newest.pk}" in page
+    assert ">Robustness</th>" in page and "<td>3/11</td>" in page
     assert page.count('data-name="tpl-') == 3
     assert "<td>TAG_WITH_TAGGED</td>" in page
     assert f'href="/corpus/results/{newest.results.get(name="tpl-001").pk}/"' in page
@@ -257,8 +260,10 @@ def test_the_result_page_shows_cases_with_their_differences(client: Client) -> N
             }
         ]
     }
-    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification)}})
+    run = make_run([entry], **{entry.name: {"verification_json": json.dumps(verification),
+                                            "robustness_passed": 4, "robustness_total": 9}})
     page = client.get(f"/corpus/results/{run.results.get().pk}/").content.decode()
+    assert "4/9 perturbation cases give the expected message and deviation" in page
     assert 'id="case-call"' in page
     assert "content: expected &#x27;&#x27;, actual &#x27;&lt;call&gt;&#x27;" in page
 
@@ -268,7 +273,8 @@ def test_markers_and_names_are_escaped(client: Client) -> None:
     make_run([entry], **{entry.name: {"key_markers": "<img src=x onerror=alert(1)>"}})
     page = client.get("/corpus/").content.decode()
     assert "<script>alert(1)" not in page and "<img src=x" not in page
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    # Markers are shown one token per chip (never wrapped inside one), each escaped.
+    assert "&lt;img</code>" in page and "onerror=alert(1)&gt;</code>" in page
 
 
 # --- JSON ------------------------------------------------------------------------------------
@@ -288,6 +294,26 @@ def test_the_run_json_has_every_row_with_links(client: Client) -> None:
     assert first["markers"] == {"tools.format.section_start": "<tool_call>"}
     assert first["template_url"].endswith(f"/t/{first['template_sha256']}/")
     assert client.get("/corpus/api/runs/latest/").json()["id"] == run.pk
+
+
+def test_the_run_json_pages_its_rows(client: Client) -> None:
+    run = make_run(make_entries(5))
+    first = client.get(f"/corpus/api/runs/{run.pk}/?per_page=2").json()
+    assert [row["name"] for row in first["results"]] == ["tpl-000", "tpl-001"]
+    assert first["completed"] == 5
+    assert {k: first["page"][k] for k in ("number", "pages", "per_page", "count")} == {
+        "number": 1,
+        "pages": 3,
+        "per_page": 2,
+        "count": 5,
+    }
+    assert first["page"]["previous"] is None
+    assert first["page"]["next"].endswith(f"/corpus/api/runs/{run.pk}/?per_page=2&page=2")
+    last = client.get(f"/corpus/api/runs/{run.pk}/?per_page=2&page=3").json()
+    assert [row["name"] for row in last["results"]] == ["tpl-004"]
+    assert last["page"]["next"] is None and last["page"]["previous"].endswith("&page=2")
+    capped = client.get(f"/corpus/api/runs/{run.pk}/?per_page=100000").json()
+    assert capped["page"]["per_page"] == 500
 
 
 def test_the_diff_json_says_worse_for_ci(client: Client) -> None:
@@ -341,3 +367,83 @@ def test_a_run_that_cannot_reach_the_broker_fails_with_the_reason(
     assert run.note.startswith("could not queue the tasks (")
     page = client.get(run.get_absolute_url()).content.decode()
     assert 'id="run-note">could not queue the tasks (' in page
+
+
+def test_skipped_cases_are_counted_and_not_shown_as_a_clean_pass(client: Client) -> None:
+    entries = make_entries(2)
+    make_run(entries, **{"tpl-001": {"cases_passed": 2, "cases_total": 9}})
+    page = client.get("/corpus/").content.decode()
+
+    def round_trip_cell(name: str) -> str:
+        row = page.split(f'data-name="{name}"')[1]
+        return row.split('class="round-trip"')[1].split("</td>")[0]
+
+    assert 'class="verdict-partial"' in round_trip_cell("tpl-001")
+    assert "7 skipped" in round_trip_cell("tpl-001")
+    assert "verdict-pass" not in round_trip_cell("tpl-001")
+    assert 'class="verdict-pass"' in round_trip_cell("tpl-000")
+    assert "skipped" not in round_trip_cell("tpl-000")
+
+
+def test_each_dash_says_why(client: Client) -> None:
+    entries = make_entries(1)
+    make_run(entries, **{"tpl-000": {"vectors_total": 0, "vectors_passed": 0, "grammar": ""}})
+    page = client.get("/corpus/").content.decode()
+    assert "— <small>no llama.cpp vectors for this template</small>" in page
+    assert "— <small>not checked</small>" in page
+
+
+@pytest.mark.parametrize(
+    ("sort", "names"),
+    [
+        ("", ["tpl-000", "tpl-001", "tpl-002"]),
+        ("-name", ["tpl-002", "tpl-001", "tpl-000"]),
+        ("analysis", ["tpl-001", "tpl-002", "tpl-000"]),
+        ("-analysis", ["tpl-000", "tpl-002", "tpl-001"]),
+        ("bogus", ["tpl-000", "tpl-001", "tpl-002"]),
+    ],
+)
+def test_columns_sort_both_ways(client: Client, sort: str, names: list[str]) -> None:
+    times = {"tpl-000": 30.0, "tpl-001": 10.0, "tpl-002": 20.0}
+    make_run(make_entries(3), **{name: {"analysis_ms": ms} for name, ms in times.items()})
+    page = client.get("/corpus/", {"sort": sort}).content.decode()
+    shown = [part.split('"')[0] for part in page.split('data-name="')[1:]]
+    assert shown == names
+
+
+def test_the_sorted_column_head_links_to_the_reverse_order_and_keeps_filters(
+    client: Client,
+) -> None:
+    make_run(make_entries(2))
+    page = client.get("/corpus/", {"sort": "analysis", "q": "tpl"}).content.decode()
+    assert 'href="?q=tpl&amp;sort=-analysis">Analysis</a> <span class="arrow">▲</span>' in page
+    assert 'href="?q=tpl&amp;sort=name">Template</a></th>' in page
+
+
+def test_the_csv_export_has_every_filtered_row_and_defuses_formulas(client: Client) -> None:
+    entries = make_entries(3)
+    entries[2].name = "=HYPERLINK(evil)"
+    entries[2].save()
+    run = make_run(entries, **{"tpl-001": {"cases_passed": 2, "cases_total": 9}})
+    response = client.get(f"/corpus/runs/{run.pk}/results.csv", {"sort": "-name"})
+    assert response["Content-Type"].startswith("text/csv")
+    assert f'filename="corpus-run-{run.pk}.csv"' in response["Content-Disposition"]
+    rows = list(csv.DictReader(response.content.decode().splitlines()))
+    assert [r["name"] for r in rows] == ["tpl-001", "tpl-000", "'=HYPERLINK(evil)"]
+    assert (rows[0]["cases_passed"], rows[0]["cases_skipped"], rows[0]["round_trip"]) == (
+        "2",
+        "7",
+        "pass",
+    )
+    narrowed = client.get(f"/corpus/runs/{run.pk}/results.csv", {"q": "tpl-000"})
+    assert len(narrowed.content.decode().strip().splitlines()) == 2
+
+
+def test_the_dashboard_charts_pass_rates_of_finished_runs(client: Client) -> None:
+    entries = make_entries(4)
+    make_run(entries)
+    make_run(entries, **{"tpl-000": {"round_trip": "fail"}, "tpl-001": {"round_trip": "skip"}})
+    page = client.get("/corpus/").content.decode()
+    chart = page.split('id="pass-chart"')[1].split("</figure>")[0]
+    assert chart.count("<polyline") == 2
+    assert ": 100%</title>" in chart and ": 67%</title>" in chart  # 2 of 3 checked pass

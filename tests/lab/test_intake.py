@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -78,3 +79,38 @@ def test_an_upload_is_found_again_by_file_sha_with_its_names_in_file_order(
     assert intake.stored_upload("0" * 64) is None
     [picked] = intake.analyze_picked(again, ["tool_use"])
     assert picked.template == dict(again.templates)["tool_use"]
+
+
+def test_the_same_source_with_other_special_tokens_is_another_template() -> None:
+    # InternLM2's case: a tokenizer_config.json whose bos_token the template renders.
+    source = "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}"
+    bare = intake.store_template(engine.load_pasted(source))
+    config = {"chat_template": source, "bos_token": "<s>", "eos_token": "</s>"}
+    with_tokens = engine.load_file(json.dumps(config).encode(), "tokenizer_config.json")
+    tokened = intake.store_template(with_tokens)
+    assert tokened.pk != bare.pk and tokened.sha256 == bare.sha256
+    assert (tokened.bos_token, tokened.eos_token) == ("<s>", "</s>")
+    assert bare.key == bare.sha256 and tokened.key != tokened.sha256
+    assert intake.store_template(with_tokens).pk == tokened.pk
+    assert intake.request_analysis(tokened).pk != intake.request_analysis(bare).pk
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "title"),
+    [
+        ("paste", {"title": "my fix"}, "my fix"),
+        ("hub", {"repo_id": "org/model", "commit_sha": "0123456789abcdef"}, "org/model@0123456789"),
+        ("upload", {"filename": "chat.jinja"}, "chat.jinja"),
+        ("paste", {}, "ChatML template (pasted)"),
+    ],
+)
+def test_every_template_gets_a_title(kind: str, fields: dict[str, str], title: str) -> None:
+    source = "<|im_start|>{% for m in messages %}{{ m.content }}{% endfor %}"
+    template = intake.store_template(engine.load_pasted(source))
+    intake.record_origin(template, kind, **fields)
+    assert template.display_name == title
+
+
+def test_a_paste_of_no_known_family_is_titled_as_pasted() -> None:
+    template = intake.ingest(engine.load_pasted(SOURCE), TemplateOrigin.Kind.PASTE).template
+    assert template.display_name == "pasted template"

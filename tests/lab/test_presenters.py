@@ -172,14 +172,16 @@ def test_long_common_prefix_is_folded_keeping_its_end_in_view() -> None:
     html = str(presenters.pane_html(text, len(system), 0, [], "a", _specials()))
     assert '<details class="fold"><summary>' in html
     hidden = len(system) - presenters.KEEP_VISIBLE
-    assert f"{hidden:,} more common characters" in html
+    assert f"show {hidden:,} more common characters" in html
     assert html.index("</details>") < html.index("&lt;think&gt;")
 
 
 def test_summary_lists_modes_set_fields_and_labelled_prompts() -> None:
     view = presenters.build_result_view(_result())
-    assert dict(view.modes)["reasoning"] == "TAG_BASED"
-    assert dict(view.modes)["tools"] == "NONE"
+    modes = {mode.name: mode for mode in view.modes}
+    assert modes["reasoning"].value == "TAG_BASED"
+    assert modes["tools"].value == "NONE"
+    assert "start…end block" in modes["reasoning"].meaning
     assert [row.name for row in view.fields] == ["reasoning.start", "reasoning.end"]
     assert view.template_kwargs == ("enable_thinking",)
     assert ("supports_system_role", True) in view.caps
@@ -187,6 +189,11 @@ def test_summary_lists_modes_set_fields_and_labelled_prompts() -> None:
         ("enable_thinking unset", "model's choice"),
         ("enable_thinking=false", "closed"),
     ]
+    assert view.reasoning_by_setting == (
+        "enable_thinking unset: model's choice · enable_thinking=false: closed"
+    )
+    assert "closed (empty) reasoning block" in view.prompts[1].meaning
+
 
 
 def test_a_comparison_the_template_refused_keeps_its_note_and_missing_side() -> None:
@@ -207,3 +214,28 @@ def test_a_comparison_the_template_refused_keeps_its_note_and_missing_side() -> 
         None,
         None,
     )
+
+
+def test_a_long_difference_is_folded_too_keeping_head_and_tail() -> None:
+    text = "<think>" + "y" * 10_000 + "</think>"
+    html = str(presenters.pane_html(text, 0, 0, [], "a", _specials()))
+    hidden = len(text) - 2 * presenters.KEEP_VISIBLE
+    assert f"show {hidden:,} more differing characters" in html
+    assert html.count("y") < 2_000 + 2 * presenters.KEEP_VISIBLE + 100
+
+
+def test_a_show_more_fold_holds_a_bounded_part_and_says_where_the_rest_is() -> None:
+    common = "\n" * 30_000
+    html = str(presenters.pane_html(common + "x", len(common), 0, [], "a", _specials()))
+    assert html.count('<span class="ws nl">') == presenters.SHOW_MORE_MAX + presenters.KEEP_VISIBLE
+    rest = 30_000 - presenters.KEEP_VISIBLE - presenters.SHOW_MORE_MAX
+    assert f"… {rest:,} more characters are not shown: the whole render is in the" in html
+
+
+def test_a_pair_that_renders_the_same_text_twice_is_marked_identical() -> None:
+    same = {"label": "x", "params": "{}", "rendered": "<s>hi</s>"}
+    comparison = {"id": "C9", "title": "t", "status": "ok", "note": "",
+                  "variant_a": same, "variant_b": {**same, "label": "y"}, "diff": None}
+    other = {**comparison, "variant_b": {**same, "rendered": "<s>ho</s>"}}
+    views = presenters.build_result_view({"comparisons": [comparison, other]}).pairs
+    assert [view.identical for view in views] == [True, False]

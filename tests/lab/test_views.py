@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -13,7 +15,9 @@ from urllib.parse import urlencode
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 
+from lab.analyses import engine, intake
 from lab.analyses.models import Analysis, Template, TemplateOrigin
 
 pytestmark = pytest.mark.django_db
@@ -251,19 +255,37 @@ def test_a_failed_analysis_shows_its_error_and_keeps_the_template(
     analysis = Analysis.objects.get()
     page = client.get(analysis.get_absolute_url()).content.decode()
     assert analysis.status == Analysis.Status.FAILED
-    assert 'id="analysis-error"' in page and "syntax error at line 1" in page
+    assert 'id="analysis-error"' in page
+    # The error links to its line in the source shown on the same page.
+    assert 'syntax error at <a class="line-link" href="#L-1">line 1</a>' in page
+    assert '<span class="line" id="L-1">' in page
     source_page = client.get(analysis.template.get_absolute_url()).content.decode()
-    assert "{% if %}" in source_page
+    assert '<span class="line" id="L-1"><span class="cp">{%</span>' in source_page
 
 
-def test_a_pending_analysis_polls_for_its_body_partial(client: Client) -> None:
+def test_a_pending_analysis_listens_for_its_status_and_serves_its_body_partial(
+    client: Client,
+) -> None:
     template = Template.objects.create(sha256="a" * 64, source="x")
-    analysis = Analysis.objects.create(template=template, analyzer_version="v", options_key="k")
+    analysis = Analysis.objects.create(
+        template=template, analyzer_version="v", options_key="k", enqueued_at=timezone.now()
+    )
     page = client.get(analysis.get_absolute_url()).content.decode()
-    assert 'hx-trigger="every 700ms"' in page
+    assert f'data-status-socket="/ws/a/{analysis.pk}/status/"' in page
+    assert "hx-trigger" not in page.split('id="analysis-body"')[1].split(">")[0]  # no polling
     partial = client.get(analysis.get_absolute_url(), **HTMX).content.decode()
     assert partial.lstrip().startswith('<div id="analysis-body"') and "<html" not in partial
     assert "waiting for a worker" in partial
+
+
+def test_an_analysis_the_broker_never_took_says_it_starts_when_the_queue_is_back(
+    client: Client,
+) -> None:
+    template = Template.objects.create(sha256="b" * 64, source="x")
+    analysis = Analysis.objects.create(template=template, analyzer_version="v", options_key="k")
+    page = client.get(analysis.get_absolute_url()).content.decode()
+    assert "this analysis will start when the task queue is back" in page
+    assert 'id="analyse-again"' in page
 
 
 def test_json_views_describe_the_analysis_and_keep_the_canonical_bytes(
@@ -364,3 +386,78 @@ def test_a_paste_too_large_to_read_still_needs_no_csrf_token_to_be_refused(
     refused = strict.post("/new/paste/", {"source": "x" * 500})
     assert refused.status_code == 422 and "too large" in refused.content.decode()
     assert strict.post("/new/paste/", {"source": "x"}).status_code == 403
+
+
+def _selects(queries: Any) -> list[str]:
+    return [q["sql"] for q in queries.captured_queries if q["sql"].lstrip().startswith("SELECT")]
+
+
+@pytest.mark.parametrize("page", ["home", "template", "template-json"])
+def test_list_views_never_load_result_json(
+    submit: Callable[..., Any], client: Client, qwen3: str, page: str
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    submit("/new/paste/", {"source": qwen3})
+    sha = Template.objects.get().sha256
+    url = {"home": "/", "template": f"/t/{sha}/", "template-json": f"/api/templates/{sha}/"}[page]
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    table = Analysis._meta.db_table
+    analysis_reads = [sql for sql in _selects(queries) if f'FROM "{table}"' in sql]
+    assert analysis_reads, "the page lists analyses"
+    assert not [sql for sql in analysis_reads if "result_json" in sql]
+
+
+def test_a_template_longer_than_the_analyzer_accepts_is_refused_on_the_form(
+    client: Client,
+) -> None:
+    response = client.post("/new/paste/", {"source": "x" * 100_001})
+    assert response.status_code == 422
+    assert "the template is 100,001 characters; the limit is 100,000" in (
+        response.content.decode()
+    )
+    assert not Template.objects.exists()
+
+
+def test_the_page_of_a_render_of_thousands_of_newlines_stays_small(
+    submit: Callable[..., Any], client: Client
+) -> None:
+    bomb = (
+        "{{ '\\n' * 30000 }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+        "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    submit("/new/paste/", {"source": bomb})
+    analysis = Analysis.objects.get()
+    assert analysis.status == Analysis.Status.DONE
+    assert len(analysis.result_json) < 5_000_000
+    page = client.get(analysis.get_absolute_url()).content
+    assert b"more characters are not shown: the whole render is in" in page
+    assert len(page) < 5_000_000
+
+
+def test_edit_prefills_the_source_and_analyses_the_edit_as_a_new_template(
+    submit: Callable[..., Any], client: Client
+) -> None:
+    source = "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}"
+    parent = intake.store_template(
+        replace(engine.load_pasted(source), bos_token="<s>", eos_token="</s>")
+    )
+    form = client.get(f"/t/{parent.key}/edit/").content.decode()
+    assert html.escape(source, quote=False) in form
+    response = submit(f"/t/{parent.key}/edit/", {"source": source + "!", "title": "mine"})
+    assert response.status_code == 302
+    edited = Template.objects.exclude(pk=parent.pk).get()
+    assert (edited.bos_token, edited.eos_token, edited.display_name) == ("<s>", "</s>", "mine")
+    origin = edited.origins.get()
+    assert (origin.kind, origin.parent_id) == ("edit", parent.pk)
+    assert response["Location"] == edited.analyses.get().get_absolute_url()
+
+
+def test_an_emptied_edit_stays_on_the_form_with_the_error(submit: Callable[..., Any]) -> None:
+    parent = intake.store_template(engine.load_pasted("{{ messages }}"))
+    response = submit(f"/t/{parent.key}/edit/", {"source": ""})
+    assert response.status_code == 422
+    assert "This field is required." in response.content.decode()
+    assert Template.objects.count() == 1

@@ -20,13 +20,19 @@
     };
     let socket = null;
     let sent = "";
+    let shown = null; // the parse state on screen; the server sends only its changes
     let replayTimer = null;
     let settleTimer = null;
 
     function connect() {
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
       socket = new WebSocket(scheme + "//" + location.host + section.dataset.wsPath);
-      socket.addEventListener("open", () => { setConnection("connected"); sendOptions(); });
+      socket.addEventListener("open", () => {
+        setConnection("connected");
+        // The state on screen is of the first `received` characters sent: still the box's start?
+        const kept = shown && sent !== null && input.value.startsWith(sent.slice(0, shown.received));
+        if (kept) resume(); else sendOptions();
+      });
       socket.addEventListener("message", (event) => handle(JSON.parse(event.data)));
       socket.addEventListener("close", (event) => {
         setConnection("disconnected");
@@ -49,7 +55,9 @@
     function sync() {
       const text = input.value;
       if (text === sent) return;
-      if (text.startsWith(sent)) send({ type: "append", chunk: text.slice(sent.length) });
+      if (sent !== null && text.startsWith(sent)) {
+        send({ type: "append", chunk: text.slice(sent.length) });
+      }
       else send({ type: "reset", text: text });
       sent = text;
       clearTimeout(settleTimer);
@@ -85,11 +93,43 @@
       sent = input.value;
     }
 
+    // A new socket: the server parses the text again but sends only what the page lacks.
+    function resume() {
+      send({
+        type: "resume", options: currentOptions(), text: input.value,
+        received: Math.min(shown.received, input.value.length), finished: shown.finished,
+      });
+      send({ type: "finish" });
+      sent = input.value;
+    }
+
     const handlers = {
-      state: renderState,
+      state: (message) => { shown = message; renderState(shown); },
+      delta: (message) => { if (shown) { applyDelta(shown, message); renderState(shown); } },
       unavailable: (message) => showNotice(message.reason),
-      error: (message) => showNotice("Server: " + message.message),
+      error: (message) => {
+        // The server kept its text: send the whole box next time instead of an append.
+        if (message.code === "text_too_long") sent = null;
+        showNotice("Server: " + message.message);
+      },
     };
+
+    // Text fields and call arguments are appended; any other field present replaces ours.
+    function applyDelta(state, delta) {
+      for (const [key, value] of Object.entries(delta)) {
+        if (key === "reasoning" || key === "content") state[key] += value;
+        else if (key === "tool_calls") value.forEach((change) => applyCallChange(state, change));
+        else if (key !== "type") state[key] = value;
+      }
+    }
+
+    function applyCallChange(state, change) {
+      const call = state.tool_calls[change.index] || { name: "", id: "", arguments: "" };
+      call.arguments += change.arguments;
+      if ("name" in change) call.name = change.name;
+      if ("id" in change) call.id = change.id;
+      state.tool_calls[change.index] = call;
+    }
 
     function handle(message) {
       const handler = handlers[message.type];

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from analyzer.analysis.caps import probe_capabilities, template_kwargs
 from analyzer.analysis.variants import VariantRenderer
 from analyzer.render.template import ChatTemplate
@@ -71,3 +73,11 @@ def test_variables_the_template_cannot_do_without_are_supplied_empty() -> None:
     result = probe(source)
     assert result.caps.template_kwargs == ("functions",)
     assert result.caps.supports_system_role
+
+
+def test_seed_oss_thinking_budget_is_listed_though_the_template_sets_a_fallback() -> None:
+    seed = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus" / "templates"
+    seed = seed / "ByteDance-Seed-OSS.jinja"
+    if not seed.exists():
+        pytest.skip(f"{seed} not found (../shared is absent)")
+    assert "thinking_budget" in template_kwargs(seed.read_text(encoding="utf-8"))

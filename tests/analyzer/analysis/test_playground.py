@@ -121,6 +121,8 @@ def test_the_templates_own_refusal_is_raised() -> None:
      "messages are arguments of their own"),
     (lambda: RenderRequest.make([], continue_final_message=True),
      "expected at most one of them"),
+    (lambda: RenderRequest.make([{"role": "user", "content": {1, 2}}]),
+     "expected JSON data only"),
 ])
 def test_bad_requests_say_what_is_wrong(make: Any, message: str) -> None:
     with pytest.raises(InvalidInputError, match=re.escape(message)):

@@ -15,7 +15,7 @@ def test_the_data_file_names_the_three_engines_and_where_each_was_read() -> None
     engines = {e.id: e for e in load_engines()}
     assert set(engines) == {"vllm", "sglang", "llamacpp"}
     for engine in engines.values():
-        assert engine.read_from and engine.launch and engine.template_flag
+        assert engine.read_from and engine.version and engine.launch and engine.template_flag
         for parser in engine.tool_parsers + engine.reasoning_parsers:
             assert parser.source and parser.expects and parser.match
 

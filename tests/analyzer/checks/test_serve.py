@@ -99,6 +99,15 @@ def test_a_dedicated_handler_maps_to_the_engines_own_parsers() -> None:
 
 
 @needs_corpus
+def test_a_handler_only_one_engine_has_is_a_problem_on_the_others() -> None:
+    advice = advice_for(CORPUS / "muse-glimmer.jinja")
+    assert advice["sglang"].tool_parser == "muse"
+    assert not advice["vllm"].ok and "tool calls would come back as plain text" in \
+        advice["vllm"].problems[0]
+    assert not advice["llamacpp"].ok and "muse-atem-recipients" in advice["llamacpp"].problems[0]
+
+
+@needs_corpus
 def test_the_reasoning_parser_of_the_tool_parsers_family_comes_first() -> None:
     advice = advice_for(CORPUS / "Qwen3.5-4B.jinja")
     assert advice["vllm"].reasoning_parser == "qwen3"

@@ -107,6 +107,58 @@ def test_unclosed_reasoning_stays_reasoning() -> None:
     )
 
 
+def kinds(result: ParseReport) -> list[tuple[str, str]]:
+    return [(d.kind, d.action) for d in result.deviations]
+
+
+def test_a_doubled_reasoning_start_is_noted_and_kept_verbatim_as_llama_cpp_does() -> None:
+    clean = report("think_forced_open", "plan it</think>The answer.", enable_thinking=True)
+    assert clean.deviations == ()
+    doubled = report("think_forced_open", "<think>\nplan it</think>The answer.",
+                     enable_thinking=True)
+    assert doubled.message.content == clean.message.content
+    assert doubled.message.reasoning_content == "\n<think>\nplan it"
+    assert kinds(doubled) == [("repeated_reasoning_start", "kept_as_content")]
+    assert (doubled.deviations[0].offset, doubled.deviations[0].expected) == (0, "one `<think>`")
+
+
+def test_reasoning_between_two_pieces_of_content_is_read_and_noted() -> None:
+    result = report("think_tag_based", "Hi.\n<think>hmm</think>\nBye.")
+    assert (result.message.reasoning_content, result.message.content) == ("hmm", "Hi.\nBye.")
+    assert kinds(result) == [("content_around_reasoning", "accepted")]
+    assert result.deviations[0].offset == 4
+
+
+def test_calls_inside_unclosed_reasoning_end_it_and_are_noted() -> None:
+    qwen3 = FORMATS.parents[1].parent / "shared" / "corpus" / "templates" / "Qwen-Qwen3-0.6B.jinja"
+    if not qwen3.is_file():
+        pytest.skip(f"shared corpus template not found at {qwen3}")
+    parser = generate_parser(analyze(load_template_file(qwen3)),
+                             ParseOptions.make(tools=TOOLS, enable_thinking=True))
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    result = parser.parse_report("<think>I will check. " + call)
+    assert [c.name for c in result.message.tool_calls] == ["get_weather"]
+    assert result.message.reasoning_content.strip() == "I will check."
+    assert kinds(result) == [("unclosed_reasoning", "accepted")]
+    # Tool syntax quoted inside closed reasoning stays reasoning, with no note.
+    quoted = parser.parse_report("<think>Say " + call + " later</think>Done.")
+    assert quoted.message.tool_calls == () and quoted.deviations == ()
+
+
+def test_an_end_of_sequence_text_ending_the_output_is_dropped_and_noted() -> None:
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    clean = report("tools_json_native", output)
+    ended = report("tools_json_native", output + "<|endoftext|>\n")
+    assert ended.message == clean.message and clean.deviations == ()
+    assert kinds(ended) == [("trailing_eos", "dropped")]
+    assert ended.deviations[0].found == "`<|endoftext|>\\n`"
+
+
+def test_an_end_of_sequence_text_inside_the_output_stays_content() -> None:
+    result = report("think_tag_based", "Use </s> to end a sequence.")
+    assert result.message.content == "Use </s> to end a sequence." and result.deviations == ()
+
+
 def test_a_turn_header_after_the_reasoning_end_is_not_content() -> None:
     analysis = analysis_of("think_tag_based")
     solar_like = dataclasses.replace(

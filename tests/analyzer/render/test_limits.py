@@ -134,8 +134,12 @@ def test_the_output_limit_is_configurable() -> None:
         ("{{ ('x' * 100000)|replace('x', 'y' * 100000) }}", "the replaced string"),
         ("{{ ('\n' * 100000)|indent(100000, blank=True) }}", "the indented string"),
         ("{{ ('x' * 1000000).translate({120: 'y' * 1000000}) }}", "str.translate()"),
-        ("{{ ([range(100000)|list] * 100)|sum(start=[]) }}", "the summed sequence"),
-        ("{{ (range(100000)|list * 15)|string }}", "the string"),
+        ("{% set l = range(100000)|list %}{{ [" + "l," * 20 + "l]|sum(start=[]) }}",
+         "the summed sequence"),
+        ("{% set l = range(100000)|list %}{{ [" + "l," * 14 + "l]|string }}", "the string"),
+        # `[a] * n` is n references, but `==`, printing or tojson walk n copies of `a` in C.
+        ("{% set a = [0] * 100000 %}{{ [a] * 1000 == [a] * 1000 }}", "the repeated sequence"),
+        ("{{ [[0] * 1000] * 100000 }}", "the repeated sequence"),
     ],
 )
 def test_size_amplifying_operations_are_checked_before_they_run(source: str, what: str) -> None:
@@ -202,7 +206,7 @@ def test_text_size_estimates_str_length_and_stops_past_the_cap() -> None:
 
 
 def test_filters_that_loop_in_python_refuse_inputs_longer_than_the_item_limit() -> None:
-    error = limit_error("{{ (range(100000)|list * 19)|map('string')|join }}")
+    error = limit_error("{{ ('x' * 1900000)|map('string')|join }}")
     assert (error.limit, error.allowed) == ("range", 100_000)
     assert error.message == "the map filter over 1,900,000 items; the limit is 100,000"
     assert limit_error("{{ ('x' * 1900000)|list|sort|length }}").message.startswith(

@@ -220,3 +220,14 @@ def test_free_variables_are_those_read_before_any_constant_folding() -> None:
     source = ("{% set x = 1 %}{% macro m(a) %}{{ a }}{% endmacro %}{{ m(x) }}{{ y }}"
               "{{ z if false else 'a' }}{% for m2 in messages %}{{ m2.content }}{% endfor %}")
     assert ChatTemplate(source).free_variables == frozenset({"y", "z", "messages"})
+
+
+def test_a_variable_probed_before_a_fallback_is_set_is_still_read_from_the_caller() -> None:
+    # Seed-OSS: `{% if not thinking_budget is defined %}{% set thinking_budget = -1 %}`.
+    source = (
+        "{% if not budget is defined %}{% set budget = -1 %}{% endif %}{{ budget }}"
+        "{% set mode = style | default('plain') %}{{ mode }}"
+        "{% for m in messages %}{% if m is defined %}{{ m.content }}{% endif %}{% endfor %}"
+        "{% macro show(x) %}{{ x if x is defined }}{% endmacro %}{{ show(1) }}"
+    )
+    assert ChatTemplate(source).free_variables == frozenset({"budget", "style", "messages"})

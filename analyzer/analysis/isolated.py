@@ -1,0 +1,122 @@
+"""Run an analysis in a child process that is killed when it outruns its wall clock or memory.
+
+The render checks are cooperative: one C-level call (comparing two huge lists, a regex, a
+sort) runs to its end without passing any of them. A forked child with an address-space
+limit, watched by a parent that SIGKILLs it at the deadline, bounds even that.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import resource
+import select
+import signal
+import time
+from functools import lru_cache
+
+from analyzer.analysis.pipeline import analyze_source
+from analyzer.canonical import analysis_from_json, analysis_to_json
+from analyzer.errors import AnalysisLimitError, AnalyzerError, IsolatedAnalysisError
+from analyzer.model import Analysis
+from analyzer.render.loading import TemplateSource
+
+WALL_SECONDS = 8.0
+MEMORY_MB = 1024  # on top of what the process already maps when it forks
+MIB = 1024 * 1024
+_EXIT_NO_MEMORY = 3
+Reply = tuple[str, str, str, float]  # ok/limit/error, limit or error class, JSON or message
+
+
+@lru_cache(maxsize=64)
+def analyze_isolated(
+    source: TemplateSource, *, seconds: float = WALL_SECONDS, memory_mb: int = MEMORY_MB
+) -> str:
+    """Analyze in a child process and return the canonical JSON (cached: it is immutable)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child never returns
+        os.close(read_fd)
+        _child(source, memory_mb, write_fd)
+    os.close(write_fd)
+    try:
+        data = _read_until(read_fd, time.monotonic() + seconds)
+    finally:
+        os.close(read_fd)
+    return _outcome(pid, data, seconds, memory_mb)
+
+
+def _child(source: TemplateSource, memory_mb: int, write_fd: int) -> None:
+    status = 0
+    try:
+        cap_address_space(mapped_bytes() + memory_mb * MIB)
+        reply: Reply = ("ok", "", analysis_to_json(analyze_source(source)), 0.0)
+    except MemoryError:
+        reply, status = ("error", "MemoryError", "", 0.0), _EXIT_NO_MEMORY
+    except AnalysisLimitError as exc:
+        reply = ("limit", exc.limit, exc.message, exc.allowed)
+        status = _EXIT_NO_MEMORY if exc.limit == "memory" else 0
+    except AnalyzerError as exc:
+        reply = ("error", type(exc).__name__, str(exc), 0.0)
+    except BaseException as exc:  # noqa: BLE001 - the child must report, never unwind
+        name = type(exc).__name__
+        reply = ("error", name, f"internal error ({name}): {exc}", 0.0)
+    try:
+        with os.fdopen(write_fd, "wb") as pipe:
+            pickle.dump(reply, pipe)
+    finally:
+        os._exit(status)  # no atexit handlers, no inherited database connections closed
+
+
+def _read_until(fd: int, deadline: float) -> bytes | None:
+    """Read fd to its end; None if the deadline comes first."""
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _outcome(pid: int, data: bytes | None, seconds: float, memory_mb: int) -> str:
+    if data is None:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if data is None:
+        raise AnalysisLimitError(f"it took longer than {seconds:g} s (wall clock)",
+                                 limit="wall_clock", allowed=seconds)
+    if not data or os.waitstatus_to_exitcode(status) == _EXIT_NO_MEMORY:
+        raise AnalysisLimitError(f"it needed more than {memory_mb:,} MiB of memory",
+                                 limit="memory", allowed=memory_mb)
+    kind, name, text, allowed = pickle.loads(data)
+    if kind == "limit":
+        raise AnalysisLimitError(text, limit=name, allowed=allowed)
+    if kind != "ok":
+        raise IsolatedAnalysisError(text, kind=name)
+    return str(text)
+
+
+def mapped_bytes() -> int:
+    """Return how much address space this process maps now (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def cap_address_space(limit: int) -> None:
+    """Lower this process's address-space limit to `limit` bytes (never raise it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    for bound in (soft, hard):
+        if bound != resource.RLIM_INFINITY:
+            limit = min(limit, bound)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def analyze_bounded(source: TemplateSource) -> Analysis:
+    """Analyze in a killable child process (see analyze_isolated) and return the Analysis."""
+    return analysis_from_json(analyze_isolated(source))

@@ -1,0 +1,152 @@
+"""Where a tagged value ends when its closing tag is missing or wrong.
+
+A value reads up to its own closing tag, but never across markup that cannot belong to it:
+the opening of a declared parameter (`<parameter=unit>`: the model left `</parameter>` out),
+or the call's own closing and opening markers when more markup or the end of the output
+follows them (`</function>\n</tool_call>`). There the value ends, with a `missing_close`
+deviation; a closing tag of another element just before that point (GLM's
+`<arg_value>Paris</arg_key>`) is taken as the value's closing, with a `mismatched_close`.
+Both are accepted: the value is read as if the template's tag had been there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from analyzer import peg as p
+from analyzer.generator.build import Build
+from analyzer.peg.scanning import held_back
+from analyzer.peg.state import MatchState
+
+SPACE = " \t\r\n"
+
+
+def marker_like(text: str) -> bool:
+    """Tell whether text is a bracketed marker (only those are safe to cut values at)."""
+    return len(text) > 2 and text[0] in "<[" and text[-1] in ">]"
+
+
+@dataclass(frozen=True)
+class Intruders:
+    """The markup a value of one template never runs across."""
+
+    openings: tuple[str, ...]  # declared parameters' openings: always cut
+    structural: tuple[str, ...]  # the calls' markers: cut when markup or the end follows
+    mismatched: tuple[str, ...]  # other elements' closing tags, taken as the value's close
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        found = sorted({*self.openings, *self.structural}, key=len, reverse=True)
+        return re.compile("|".join(map(re.escape, found)))
+
+    @cached_property
+    def markers(self) -> tuple[str, ...]:
+        return (*self.openings, *self.structural)
+
+
+def intruders(b: Build, end: str) -> Intruders | None:
+    """Return what may stop a value closed by end (None: nothing does)."""
+    tools, args = b.analysis.tools, b.analysis.tools.arguments
+    prefix, suffix = args.name_prefix.strip(), args.name_suffix.strip()
+    openings = tuple(f"{prefix}{name}{suffix}" for name in declared_names(b)
+                     if prefix[:1] in ("<", "[")) if prefix else ()
+    fmt = tools.format
+    calls = (tools.function.close, fmt.per_call_end, fmt.section_end, fmt.per_call_start,
+             fmt.section_start)
+    structural = tuple(dict.fromkeys(m.strip() for m in calls
+                                     if marker_like(m.strip()) and m.strip() != end))
+    closers = (suffix, args.value_suffix.strip(), args.typed_value_suffix.strip())
+    mismatched = tuple(dict.fromkeys(c for c in closers if c.startswith("</") and c != end
+                                     and c not in structural))
+    if not openings and not structural:
+        return None
+    return Intruders(openings, structural, mismatched)
+
+
+def declared_names(b: Build) -> list[str]:
+    """Return every parameter name the request's tools declare."""
+    names: list[str] = []
+    for tool in b.options.tools:
+        properties = p.tool_parameters(tool).get("properties") or {}
+        names += [name for name in properties if isinstance(name, str) and name]
+    return list(dict.fromkeys(names))
+
+
+class ValueText(p.Expr):
+    """Match a value's text: up to its closing tag, or up to the markup that stops it."""
+
+    __slots__ = ("end", "pad", "stops")
+
+    def __init__(self, end: str, pad: str, stops: Intruders) -> None:
+        self.end = end
+        self.pad = pad
+        self.stops = stops
+
+    def match(self, st: MatchState, pos: int) -> int:
+        text = st.text
+        own = text.find(self.end, pos)
+        cut, decided = self._intruder(st, pos, own if own >= 0 else st.n)
+        if not decided:  # the text from cut on may still become a stop
+            return self._wait(st, pos, cut)
+        if cut < 0 and own >= 0:
+            padded = self.pad and text.endswith(self.pad, pos, own)
+            return own - len(self.pad) if padded else own
+        if cut < 0 and st.partial:
+            return self._wait(st, pos, st.n)
+        return value_end(text, pos, st.n if cut < 0 else cut, self.stops.mismatched)
+
+    def _intruder(self, st: MatchState, pos: int, limit: int) -> tuple[int, bool]:
+        """Return where the first stop before limit is (-1: none), and whether that is
+        decided (partial input may end where a marker is a stop or not, by what follows)."""
+        for found in self.stops.pattern.finditer(st.text, pos, limit):
+            if found.group() in self.stops.openings:
+                return found.start(), True
+            after = found.end()
+            while after < st.n and st.text[after] in SPACE:
+                after += 1
+            if st.partial and self._may_begin_stop(st.text[after:]):
+                return found.start(), False
+            if (after == st.n or self.stops.pattern.match(st.text, after)
+                    or st.text.startswith(self.end, after)):
+                return found.start(), True
+        return -1, True
+
+    def _may_begin_stop(self, rest: str) -> bool:
+        """Tell whether partial input ends inside what may still become a stop (or the end)."""
+        return all(c in SPACE for c in rest) or any(
+            m.startswith(rest) for m in (*self.stops.markers, self.end))
+
+    def _wait(self, st: MatchState, pos: int, upto: int) -> int:
+        """Need more input; everything up to where a stop (or its lead) may begin is certain."""
+        markers = (self.pad + self.end, self.end, *self.stops.markers, *self.stops.mismatched)
+        safe = upto - held_back(st.text, pos, upto, markers)
+        safe = value_end(st.text, pos, safe, self.stops.mismatched)
+        return st.need(self, safe, safe)
+
+    def describe(self) -> str:
+        return f"value-text({self.end!r})"
+
+
+def value_end(text: str, pos: int, cut: int, mismatched: tuple[str, ...]) -> int:
+    """Return where the value ends before cut: trailing whitespace and one closing tag of
+    another element are left for the closing."""
+    end = cut
+    while end > pos and text[end - 1] in SPACE:
+        end -= 1
+    for tag in mismatched:
+        if text.endswith(tag, pos, end):
+            return value_end(text, pos, end - len(tag), ())
+    return end
+
+
+def tolerant_closing(b: Build, end: str, closing: p.Expr, stops: Intruders) -> p.Expr:
+    """Match the value's closing tag; or another element's, or none, each a deviation."""
+    wanted = f"`{end}`"
+    alternatives = [closing]
+    if stops.mismatched:
+        tag = p.space() + p.literals(stops.mismatched)
+        alternatives.append(p.noted(tag, "mismatched_close", "accepted", wanted))
+    alternatives.append(p.noted(p.eps(), "missing_close", "accepted", wanted))
+    return p.choice(*alternatives)

@@ -1,0 +1,98 @@
+"""JSON endpoints of the daily tools: render a conversation, compare two templates, serve it.
+
+- `POST /api/templates/<sha256>/render`: body a render request ({"messages", "tools",
+  "kwargs", "add_generation_prompt", "continue_final_message", "bos_token", "eos_token"}),
+  optionally with "vs": a second request; answers the prompt (and the second one's, with
+  their diff).
+- `GET /api/compare/<sha256 a>/<sha256 b>/`: the canonical comparison JSON (a permalink).
+- `GET /api/analyses/<id>/serve`: the flags per engine and the structural tag.
+Errors are JSON {"error": {"code", "message"}}.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from lab.analyses import engine, workbench
+from lab.analyses.exports import BAD_REQUEST, json_error
+from lab.analyses.models import Analysis, Template
+
+NOT_FOUND = 404
+UNPROCESSABLE = 422
+
+
+def stored(sha256: str) -> Template | None:
+    return Template.objects.filter(sha256=sha256).first()
+
+
+@csrf_exempt  # a JSON API for scripts: no cookies are read
+@require_POST
+def render_template(request: HttpRequest, sha256: str) -> JsonResponse:
+    """Render the posted request (and its "vs" twin) through a stored template."""
+    template = stored(sha256)
+    if template is None:
+        return json_error(NOT_FOUND, "not_found", f"no stored template {sha256}")
+    try:
+        body = json.loads(request.body or b"{}")
+        if not isinstance(body, dict):
+            raise ValueError("expected a JSON object with \"messages\"")
+        vs = body.pop("vs", None)
+        return JsonResponse(render_answer(template, body, vs))
+    except ValueError as exc:
+        return json_error(BAD_REQUEST, "bad_request", f"body: {exc}")
+    except engine.AnalyzerError as exc:
+        return json_error(UNPROCESSABLE, "render_failed", str(exc))
+
+
+def render_answer(template: Template, body: dict[str, Any], vs: Any) -> dict[str, Any]:
+    """The render (and, with a second request, both renders and their diff)."""
+    left = json.dumps(body)
+    if vs is None:
+        return result_json(workbench.render_stored(template, left))
+    pair = workbench.render_pair(template, left, json.dumps(vs))
+    d = pair.diff
+    return {"left": result_json(pair.left), "right": result_json(pair.right),
+            "identical": pair.identical, "changed_inputs": list(pair.changed_inputs),
+            "diff": {"prefix": d.prefix, "left": d.left, "right": d.right, "suffix": d.suffix}}
+
+
+def result_json(result: workbench.RenderResult) -> dict[str, Any]:
+    return {"prompt": result.prompt, "request": json.loads(result.request.to_json()),
+            "render_mode": result.render_mode.value, "render_note": result.render_note,
+            "template_kwargs": list(result.template_kwargs),
+            "unused_kwargs": list(result.unused_kwargs)}
+
+
+@require_GET
+def compare(request: HttpRequest, sha_a: str, sha_b: str) -> HttpResponse:
+    """The canonical comparison of two stored templates."""
+    a, b = stored(sha_a), stored(sha_b)
+    if a is None or b is None:
+        missing = sha_a if a is None else sha_b
+        return json_error(NOT_FOUND, "not_found", f"no stored template {missing}")
+    try:
+        comparison = workbench.compare_stored(a, b)
+    except engine.AnalyzerError as exc:
+        return json_error(UNPROCESSABLE, "compare_failed", str(exc))
+    return HttpResponse(workbench.comparison_json(comparison), content_type="application/json")
+
+
+@require_GET
+def serve(request: HttpRequest, pk: int) -> JsonResponse:
+    """The flags each engine needs for a finished analysis, and the structural tag."""
+    analysis = Analysis.objects.select_related("template").filter(
+        pk=pk, status=Analysis.Status.DONE).first()
+    if analysis is None:
+        return json_error(NOT_FOUND, "not_found", f"no finished analysis with id {pk}")
+    served = workbench.serve_it(analysis)
+    tag = served.structural_tag
+    return JsonResponse({
+        "engines": [advice.to_dict() for advice in served.engines],
+        "structural_tag": {"available": tag.available, "problem": tag.problem, "note": tag.note,
+                           "response_format": tag.to_dict() if tag.available else None,
+                           "llguidance_check": served.llguidance_verdict}})

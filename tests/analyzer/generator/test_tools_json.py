@@ -1,0 +1,101 @@
+"""Tests for analyzer/generator/tools_json.py, derived from the JSON templates' renderings:
+the arguments under the other usual key are read (noted), under an unknown key they are
+noted as dropped, never lost in silence."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from analyzer import analyze, load_template_file
+from analyzer.analysis.pipeline import compiled
+from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
+from analyzer.generator import GeneratedParser, ParseReport, generate_parser
+from analyzer.generator.tools_json import SWAPPED_KEYS
+from analyzer.model import ToolFormat
+from analyzer.parsing.message import Message
+from analyzer.parsing.stream import accumulate
+
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
+FORMATS = ROOT / "templates_corpus" / "formats"
+ARGUMENTS = {"query": "hotels", "city": "Paris"}
+
+
+def template_paths() -> list[Path]:
+    found = sorted(FORMATS.glob("*.jinja"))
+    return found + (sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else [])
+
+
+@cache
+def rendered(path: Path) -> tuple[GeneratedParser, Rendered, str] | None:
+    loaded = load_template_file(path)
+    analysis = analyze(loaded)
+    fmt = analysis.tools.format
+    key = fmt.args_field.split(".")[-1]
+    if fmt.mode != ToolFormat.JSON_NATIVE or analysis.handler != "auto" or key not in SWAPPED_KEYS:
+        return None
+    chat = compiled(loaded.source, loaded.bos_token, loaded.eos_token, analysis.render_mode)
+    subject = Subject(analysis, chat, required_kwargs(chat, analysis))
+    result = render_case(subject, Case("one", Message(tool_calls=(
+        call("search_records", ARGUMENTS),))))
+    if isinstance(result, str) or f'"{key}"' not in result.output:
+        return None
+    return generate_parser(analysis, result.options, prompt=result.prompt), result, key
+
+
+def json_template(path: Path) -> tuple[GeneratedParser, Rendered, str]:
+    found = rendered(path)
+    if found is None:
+        pytest.skip("not a JSON-call template with an arguments (or parameters) member")
+    return found
+
+
+def checked(parser: GeneratedParser, output: str) -> ParseReport:
+    report = parser.parse_report(output)
+    for size in (1, 5):
+        stream = parser.stream()
+        pieces = [output[at:at + size] for at in range(0, len(output), size)]
+        deltas = [d for piece in pieces for d in stream.feed(piece)]
+        assert accumulate(deltas + stream.finish()) == report.message, size
+        assert stream.deviations == report.deviations, size
+    return report
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_arguments_under_the_other_usual_key_are_read_and_noted(path: Path) -> None:
+    parser, result, key = json_template(path)
+    assert checked(parser, result.output).deviations == ()
+    report = checked(parser, result.output.replace(f'"{key}"', f'"{SWAPPED_KEYS[key]}"', 1))
+    assert [json.loads(c.arguments) for c in report.message.tool_calls] == [ARGUMENTS]
+    assert [(d.kind, d.action) for d in report.deviations] == [("arguments_key", "accepted")]
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_arguments_under_an_unknown_key_are_noted_as_dropped(path: Path) -> None:
+    parser, result, key = json_template(path)
+    report = checked(parser, result.output.replace(f'"{key}"', '"args"', 1))
+    assert [(d.kind, d.action) for d in report.deviations] == [("arguments_key", "dropped")]
+    assert report.deviations[0].found.startswith('`"args": {')
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_arguments_written_as_a_json_string_are_read_and_noted(path: Path) -> None:
+    parser, result, key = json_template(path)
+    text = json.dumps(ARGUMENTS, ensure_ascii=False)
+    start = result.output.find(f'"{key}"')
+    body = result.output.find("{", start)
+    end = result.output.find("}", body) + 1
+    if json.loads(result.output[body:end]) != ARGUMENTS:
+        pytest.skip("the render writes the arguments in another layout")
+    output = result.output[:body] + json.dumps(text) + result.output[end:]
+    report = checked(parser, output)
+    assert [json.loads(c.arguments) for c in report.message.tool_calls] == [ARGUMENTS]
+    assert [d.kind for d in report.deviations] == ["arguments_not_object"]
+
+
+def test_json_templates_are_present() -> None:
+    assert sum(rendered(path) is not None for path in template_paths()) >= 2

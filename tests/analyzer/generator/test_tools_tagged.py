@@ -1,0 +1,93 @@
+"""Tests for analyzer/generator/tools_tagged.py (and the closings of calls.py), derived from
+the tagged templates' own renderings of a call: an undeclared parameter and a left-out
+closing marker are read and noted."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from analyzer import analyze, load_template_file
+from analyzer.analysis.pipeline import compiled
+from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
+from analyzer.generator import GeneratedParser, ParseReport, generate_parser
+from analyzer.model import Analysis, ToolFormat
+from analyzer.parsing.message import Message
+from analyzer.parsing.stream import accumulate
+
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
+FORMATS = ROOT / "templates_corpus" / "formats"
+ARGUMENTS = {"query": "hotels", "city": "Paris"}
+
+
+def template_paths() -> list[Path]:
+    found = sorted(FORMATS.glob("*.jinja"))
+    return found + (sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else [])
+
+
+@cache
+def rendered(path: Path) -> tuple[Analysis, GeneratedParser, Rendered] | None:
+    loaded = load_template_file(path)
+    analysis = analyze(loaded)
+    if analysis.tools.format.mode != ToolFormat.TAG_WITH_TAGGED or analysis.handler != "auto":
+        return None
+    chat = compiled(loaded.source, loaded.bos_token, loaded.eos_token, analysis.render_mode)
+    subject = Subject(analysis, chat, required_kwargs(chat, analysis))
+    result = render_case(subject, Case("two", Message(tool_calls=(
+        call("search_records", ARGUMENTS),))))
+    if isinstance(result, str):
+        return None
+    return analysis, generate_parser(analysis, result.options, prompt=result.prompt), result
+
+
+def tagged(path: Path) -> tuple[Analysis, GeneratedParser, Rendered]:
+    found = rendered(path)
+    if found is None:
+        pytest.skip("not a tagged-argument template that renders the call")
+    return found
+
+
+def checked(parser: GeneratedParser, output: str) -> ParseReport:
+    report = parser.parse_report(output)
+    for size in (1, 5):
+        stream = parser.stream()
+        pieces = [output[at:at + size] for at in range(0, len(output), size)]
+        deltas = [d for piece in pieces for d in stream.feed(piece)]
+        assert accumulate(deltas + stream.finish()) == report.message, size
+        assert stream.deviations == report.deviations, size
+    return report
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_an_undeclared_parameter_is_kept_and_noted(path: Path) -> None:
+    _, parser, result = tagged(path)
+    output = result.output.replace("city", "town")  # both tags where the close echoes it
+    if output == result.output or "town" not in output.split("hotels")[-1]:
+        pytest.skip("the render does not name the second argument after the first")
+    report = checked(parser, output)
+    assert [json.loads(c.arguments) for c in report.message.tool_calls] == [
+        {"query": "hotels", "town": "Paris"}]
+    [deviation] = report.deviations
+    assert (deviation.kind, deviation.action) == ("unknown_parameter", "accepted")
+    assert "`city`" in deviation.expected and "town" in deviation.found
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_a_left_out_closing_marker_is_read_as_there_and_noted(path: Path) -> None:
+    analysis, parser, result = tagged(path)
+    tools = analysis.tools
+    closers = [m.strip() for m in (tools.function.close, tools.format.per_call_end,
+                                   tools.format.section_end) if m.strip()]
+    present = [m for m in dict.fromkeys(closers) if m in result.output]
+    if not present:
+        pytest.skip("the render closes its call with no marker")
+    for marker in present:
+        at = result.output.rindex(marker)
+        report = checked(parser, result.output[:at] + result.output[at + len(marker):])
+        assert [json.loads(c.arguments) for c in report.message.tool_calls] == [ARGUMENTS]
+        assert [(d.kind, d.expected) for d in report.deviations] == [
+            ("missing_close", f"`{marker}`")], marker

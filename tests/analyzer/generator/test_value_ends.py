@@ -1,0 +1,119 @@
+"""Tests for analyzer/generator/value_ends.py, derived from the templates' own renderings.
+
+Every tagged-format template renders a call with two string arguments; the test then takes the
+first value's closing tag out (or puts another element's closing tag in its place) and checks
+that the same call comes back, with the deviation, in one shot and streamed in chunks.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from analyzer import analyze, load_template_file
+from analyzer.analysis.pipeline import compiled
+from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
+from analyzer.generator import GeneratedParser, ParseReport, generate_parser
+from analyzer.model import ToolFormat
+from analyzer.parsing.message import Message
+from analyzer.parsing.stream import accumulate
+
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
+FORMATS = ROOT / "templates_corpus" / "formats"
+ARGUMENTS = {"query": "hotels", "city": "Paris"}
+
+
+def template_paths() -> list[Path]:
+    found = sorted(FORMATS.glob("*.jinja"))
+    return found + (sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else [])
+
+
+@cache
+def rendered(path: Path) -> tuple[GeneratedParser, Rendered, str, str] | None:
+    """Return the parser, the render of a two-argument call and the value markers (or None
+    when the template is not a tagged one with closing value tags, or cannot show it)."""
+    loaded = load_template_file(path)
+    analysis = analyze(loaded)
+    args = analysis.tools.arguments
+    if analysis.tools.format.mode != ToolFormat.TAG_WITH_TAGGED or analysis.handler != "auto":
+        return None
+    if not args.value_suffix.strip().startswith("</") or args.suffix_echoes_name:
+        return None
+    chat = compiled(loaded.source, loaded.bos_token, loaded.eos_token, analysis.render_mode)
+    subject = Subject(analysis, chat, required_kwargs(chat, analysis))
+    result = render_case(subject, Case("two", Message(tool_calls=(
+        call("search_records", ARGUMENTS),))))
+    if isinstance(result, str):
+        return None
+    parser = generate_parser(analysis, result.options, prompt=result.prompt)
+    return parser, result, args.value_suffix.strip(), args.name_suffix.strip()
+
+
+def tagged(path: Path) -> tuple[GeneratedParser, Rendered, str, str]:
+    found = rendered(path)
+    if found is None:
+        pytest.skip("not a tagged-argument template with closing value tags")
+    return found
+
+
+def checked(parser: GeneratedParser, output: str) -> ParseReport:
+    """Parse one-shot and in chunks of 1, 3 and 7 characters: all must agree."""
+    report = parser.parse_report(output)
+    for size in (1, 3, 7):
+        stream = parser.stream()
+        pieces = [output[at:at + size] for at in range(0, len(output), size)]
+        deltas = [d for piece in pieces for d in stream.feed(piece)]
+        assert accumulate(deltas + stream.finish()) == report.message, size
+        assert stream.deviations == report.deviations, size
+    return report
+
+
+def arguments(report: ParseReport) -> list[dict[str, object]]:
+    return [json.loads(c.arguments) for c in report.message.tool_calls]
+
+
+def first_value_close(output: str, value_suffix: str) -> int:
+    at = output.find(value_suffix, output.find(next(iter(ARGUMENTS.values()))))
+    assert at >= 0, "the render must close its first value"
+    return at
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_a_missing_value_close_stops_at_the_next_parameter(path: Path) -> None:
+    parser, result, value_suffix, _ = tagged(path)
+    assert checked(parser, result.output).deviations == ()
+    at = first_value_close(result.output, value_suffix)
+    report = checked(parser, result.output[:at] + result.output[at + len(value_suffix):])
+    assert arguments(report) == [ARGUMENTS]
+    assert [(d.kind, d.action) for d in report.deviations] == [("missing_close", "accepted")]
+    assert report.deviations[0].expected == f"`{value_suffix}`"
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_another_elements_closing_tag_closes_the_value_as_a_mismatch(path: Path) -> None:
+    parser, result, value_suffix, name_suffix = tagged(path)
+    if not name_suffix.startswith("</"):
+        pytest.skip("the argument name has no closing tag to mismatch")
+    at = first_value_close(result.output, value_suffix)
+    output = result.output[:at] + name_suffix + result.output[at + len(value_suffix):]
+    report = checked(parser, output)
+    assert arguments(report) == [ARGUMENTS]
+    assert [d.kind for d in report.deviations] == ["mismatched_close"]
+    assert report.deviations[0].offset == at
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_a_value_left_open_at_the_end_is_closed_not_a_broken_message(path: Path) -> None:
+    parser, result, value_suffix, _ = tagged(path)
+    last = result.output.rfind(value_suffix)
+    report = checked(parser, result.output[:last])
+    assert arguments(report) == [ARGUMENTS]
+    assert "missing_close" in [d.kind for d in report.deviations]
+
+
+def test_tagged_templates_are_present() -> None:
+    assert sum(rendered(path) is not None for path in template_paths()) >= 2

@@ -1,0 +1,168 @@
+"""The analysis page's daily fixes in Chromium: glossary, nav, pairs, source, edit, titles, phone.
+
+Each test drives the lab (daphne, a Celery worker, Valkey; see conftest.py) with real
+templates from ../shared/corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+ANALYSIS_URL = re.compile(r"/a/\d+/$")
+DIFF_BACKGROUND = "rgb(255, 242, 179)"  # --diff-bg in lab.css
+
+
+def paste(page: Page, source: str, title: str = "", status: str = "done") -> None:
+    page.goto("/")
+    if title:
+        page.locator("#id_title").fill(title)
+    page.locator("#id_source").fill(source)
+    page.locator("#paste-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL)
+    expect(page.locator("#analysis-status .badge")).to_have_text(status, timeout=30_000)
+
+
+def corpus(corpus_templates: Path, name: str) -> str:
+    return (corpus_templates / f"{name}.jinja").read_text(encoding="utf-8")
+
+
+def test_the_summary_explains_each_mode_and_agrees_with_the_prompt_cards(
+    page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
+) -> None:
+    paste(page, corpus(corpus_templates, "GLM-4.7-Flash"))
+    reasoning = page.locator('#summary .mode[data-mode="reasoning"] .mode-value')
+    expect(reasoning).to_have_text("FORCED_CLOSED")
+    expect(reasoning).to_have_attribute("title", re.compile("forced open when thinking is on"))
+    # The summary states, per setting, what the prompt cards show.
+    by_setting = page.locator("#reasoning-by-setting")
+    expect(by_setting).to_contain_text("enable_thinking=true: forced-open")
+    expect(by_setting).to_contain_text("enable_thinking=false: closed")
+    cards = page.locator("#generation-prompts .prompt .badge")
+    expect(cards.nth(1)).to_have_text("forced-open")
+    expect(cards.nth(1)).to_have_attribute("title", re.compile("reasoning start marker"))
+    page.locator("#glossary summary").click()
+    expect(page.locator("#glossary dl")).to_contain_text("TAG_WITH_TAGGED")
+    screenshot("fixes-glossary", "#summary")
+
+
+def test_the_live_box_is_one_click_away_from_anywhere_on_the_page(
+    page: Page, corpus_templates: Path
+) -> None:
+    paste(page, corpus(corpus_templates, "Qwen-Qwen3-0.6B"))
+    page.locator("#variant-pairs .pair").last.scroll_into_view_if_needed()
+    nav = page.locator("#section-nav")
+    expect(nav).to_be_in_viewport()  # sticky: still at the top after scrolling
+    nav.get_by_role("link", name="Live parse").click()
+    expect(page.locator("#live-input")).to_be_in_viewport()
+
+
+def test_identical_pairs_say_so_and_special_tokens_keep_the_difference_colour(
+    page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
+) -> None:
+    paste(page, corpus(corpus_templates, "mistralai-Mistral-Nemo-Instruct-2407"))
+    expect(page.locator("#cmp-R1 .no-difference")).to_have_text(
+        "No difference: both variants render the same text."
+    )
+    expect(page.locator("#cmp-T1 .no-difference")).to_have_count(0)
+    token = page.locator("#cmp-T1 .seg.diff .tok").first
+    expect(token).to_be_visible()
+    background = token.evaluate("el => getComputedStyle(el).backgroundColor")
+    assert background == DIFF_BACKGROUND
+    screenshot("fixes-identical-pair", "#cmp-R1")
+
+
+def test_the_source_is_highlighted_and_an_error_links_to_its_line(
+    page: Page, screenshot: Callable[..., Path]
+) -> None:
+    source = "{% for m in messages %}{{ m.content }}{% endfor %}\n{{ 1 +* 2 }}\n"
+    paste(page, source, status="failed")
+    link = page.locator("#analysis-error a.line-link")
+    expect(link).to_have_text("line 2")
+    link.click()
+    expect(page).to_have_url(re.compile(r"#L-2$"))
+    line = page.locator("#L-2")
+    expect(line).to_be_in_viewport()
+    expect(line).to_contain_text("{{ 1 +* 2 }}")
+    expect(page.locator("#L-1 .cp").first).to_have_text("{%")  # Jinja highlighted
+    number = page.locator("#L-2").evaluate(
+        "el => getComputedStyle(el, '::before').content"
+    )
+    assert number == "counter(line)" or number.strip('"') == "2"
+    screenshot("fixes-source-error", "#template-source")
+
+
+def test_edit_and_reanalyse_starts_from_the_source_and_keeps_the_title(
+    page: Page, corpus_templates: Path
+) -> None:
+    source = corpus(corpus_templates, "Qwen-Qwen3-0.6B")
+    paste(page, source)
+    first_url = page.url
+    page.locator("#edit-template").first.click()
+    expect(page.locator("#id_source")).to_have_value(source)
+    page.locator("#id_title").fill("Qwen3 without the system prompt")
+    page.locator("#id_source").fill(source.replace("<|im_start|>system", "<|im_start|>sys"))
+    page.locator("#edit-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL)
+    assert page.url != first_url
+    expect(page.locator("h1")).to_have_text("Qwen3 without the system prompt")
+    expect(page.locator("#analysis-status .badge")).to_have_text("done", timeout=30_000)
+    page.goto("/")
+    expect(page.locator("table.list")).to_contain_text("Qwen3 without the system prompt")
+
+
+def test_an_untitled_paste_is_titled_by_its_family_in_lists(
+    page: Page, corpus_templates: Path
+) -> None:
+    paste(page, corpus(corpus_templates, "GLM-4.6"))
+    expect(page.locator("h1")).to_have_text("GLM template (pasted)")
+    page.goto("/")
+    expect(page.locator("table.list")).to_contain_text("GLM template (pasted)")
+
+
+def test_a_file_with_its_own_special_tokens_is_a_new_template(
+    page: Page, corpus_templates: Path
+) -> None:
+    source = "{{ bos_token }}" + corpus(corpus_templates, "Qwen-Qwen2.5-7B-Instruct")
+    paste(page, source)
+    pasted_url = page.url
+    config = {"chat_template": source, "bos_token": "<s>", "eos_token": "<|im_end|>"}
+    page.goto("/")
+    page.locator("#upload-form input[type=file]").set_input_files(
+        files=[{"name": "tokenizer_config.json", "mimeType": "application/json",
+                "buffer": json.dumps(config).encode()}]
+    )
+    page.locator("#upload-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL)
+    assert page.url != pasted_url
+    expect(page.locator("#analysis-status .badge")).to_have_text("done", timeout=30_000)
+    # The renders start with the file's bos_token (the paste's rendered it as nothing).
+    expect(page.locator("#cmp-C1 .pane pre.render").first).to_contain_text("<s>")
+    page.goto(pasted_url)
+    expect(page.locator("#cmp-C1 .pane pre.render").first).not_to_contain_text("<s>")
+
+
+def test_template_kwargs_probed_before_a_fallback_are_listed(
+    page: Page, corpus_templates: Path
+) -> None:
+    paste(page, corpus(corpus_templates, "ByteDance-Seed-OSS"))
+    expect(page.locator("#summary")).to_contain_text("thinking_budget")
+
+
+def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
+    page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
+) -> None:
+    paste(page, corpus(corpus_templates, "Qwen3-Coder"))
+    grammar = page.locator("#parser-gbnf")
+    sizes = grammar.evaluate("el => [el.scrollWidth, el.clientWidth]")
+    assert sizes[0] <= sizes[1], sizes
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.reload()
+    expect(page.locator("#analysis-status .badge")).to_have_text("done")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375, f"the page is {width} px wide at a 375 px viewport"
+    screenshot("fixes-phone")

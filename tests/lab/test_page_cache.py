@@ -1,0 +1,75 @@
+"""Finished analysis pages: rendered once, served from the cache with each request's token."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.cache import caches
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from lab.analyses import engine, intake
+from lab.analyses.models import Analysis, Template
+from lab.analyses.tasks import run_analysis
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+ANY_TOKEN = re.compile(r'(csrfmiddlewaretoken" value="|"X-CSRFToken": ")[^"]+"')
+
+
+@pytest.fixture
+def done(corpus_templates: Path) -> Analysis:
+    source = (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+    analysis = intake.request_analysis(intake.store_template(engine.load_pasted(source)))
+    run_analysis(analysis.pk)
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.DONE
+    return analysis
+
+
+def test_a_done_page_is_rendered_once_then_served_without_a_query(
+    done: Analysis, client: Client
+) -> None:
+    first = client.get(done.get_absolute_url())
+    with CaptureQueriesContext(connection) as queries:
+        second = client.get(done.get_absolute_url())
+    assert first.status_code == second.status_code == 200
+    assert queries.captured_queries == []  # not even the row: only finished pages are kept
+    assert ANY_TOKEN.sub("", first.content.decode()) == ANY_TOKEN.sub("", second.content.decode())
+    assert b"csrf-token-placeholder" not in second.content
+
+
+def test_each_visitor_gets_a_token_that_passes_the_csrf_check(done: Analysis) -> None:
+    for _ in range(2):  # the first renders the page, the second reads it from the cache
+        visitor = Client(enforce_csrf_checks=True)
+        page = visitor.get(done.get_absolute_url()).content.decode()
+        token = TOKEN.search(page)
+        assert token is not None
+        form = {"tools": "[]", "reasoning_format": "auto", "csrfmiddlewaretoken": token.group(1)}
+        assert visitor.post(f"/a/{done.pk}/parser/", form).status_code == 200
+
+
+def test_a_done_page_carries_an_etag_and_answers_304_for_it(done: Analysis, client: Client) -> None:
+    page = client.get(done.get_absolute_url())
+    assert page["ETag"].startswith(f'W/"analysis-{done.pk}-')
+    for directive in ("private", "immutable", "max-age=86400"):
+        assert directive in page["Cache-Control"]
+    again = client.get(done.get_absolute_url(), HTTP_IF_NONE_MATCH=page["ETag"])
+    assert again.status_code == 304 and again.content == b""
+
+
+def test_a_pending_page_is_neither_cached_nor_tagged(client: Client) -> None:
+    template = Template.objects.create(sha256="b" * 64, source="x")
+    analysis = Analysis.objects.create(template=template, analyzer_version="v", options_key="k")
+    page = client.get(analysis.get_absolute_url())
+    assert page.status_code == 200 and not page.has_header("ETag")
+    assert not caches["pages"]._cache  # type: ignore[attr-defined]  # LocMemCache's dict
+
+
+def test_the_page_cache_is_its_own_bounded_cache(settings: Any) -> None:
+    assert settings.CACHES["pages"]["OPTIONS"]["MAX_ENTRIES"] == 200
