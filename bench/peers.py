@@ -35,11 +35,14 @@ class Calls:
 
 @dataclass(frozen=True)
 class Peer:
-    """A peer's detector for one format: one-shot and streaming entry points."""
+    """A peer's detector for one format: one-shot and streaming entry points, which return
+    the side's own result (what is timed), and `calls` to read the calls off such a result
+    (not timed: the check reads every argument as JSON)."""
 
     name: str
-    whole: Callable[[str], Calls]
-    stream: Callable[[Iterable[str]], Calls]
+    whole: Callable[[str], Any]
+    stream: Callable[[Iterable[str]], Any]
+    calls: Callable[[Any], Calls]
 
 
 def _enter_namespaces() -> None:
@@ -71,14 +74,16 @@ def sglang_peers(tools: Sequence[Mapping[str, Any]]) -> dict[str, Peer]:
 
 def _entry_points(
     detector: type, tools: list[Any]
-) -> tuple[Callable[[str], Calls], Callable[[Iterable[str]], Calls]]:
-    """Wrap a detector class: a fresh detector per parse, as a server does per request."""
+) -> tuple[Callable[[str], Any], Callable[[Iterable[str]], Any], Callable[[Any], Calls]]:
+    """Wrap a detector class: a fresh detector per parse, as a server does per request.
 
-    def whole(text: str) -> Calls:
+    Both entry points give (name, arguments JSON text) per call, the form a client gets."""
+
+    def whole(text: str) -> list[tuple[str, str]]:
         result = detector().detect_and_parse(text, tools)
-        return Calls(tuple((c.name, json.loads(c.parameters)) for c in result.calls))
+        return [(call.name, call.parameters) for call in result.calls]
 
-    def stream(chunks: Iterable[str]) -> Calls:
+    def stream(chunks: Iterable[str]) -> list[tuple[str, str]]:
         instance = detector()
         names: dict[int, str] = {}
         arguments: dict[int, list[str]] = {}
@@ -87,6 +92,9 @@ def _entry_points(
                 if call.name:
                     names[call.tool_index] = call.name
                 arguments.setdefault(call.tool_index, []).append(call.parameters)
-        return Calls(tuple((names[i], json.loads("".join(arguments[i]))) for i in sorted(names)))
+        return [(names[i], "".join(arguments[i])) for i in sorted(names)]
 
-    return whole, stream
+    def calls(result: list[tuple[str, str]]) -> Calls:
+        return Calls(tuple((name, json.loads(arguments)) for name, arguments in result))
+
+    return whole, stream, calls

@@ -17,7 +17,7 @@ from functools import cached_property
 
 from analyzer import peg as p
 from analyzer.generator.build import Build
-from analyzer.peg.scanning import held_back
+from analyzer.peg.scanning import first_chars, held_back
 from analyzer.peg.state import MatchState
 
 SPACE = " \t\r\n"
@@ -86,7 +86,7 @@ def declared_names(b: Build) -> list[str]:
 class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
-    __slots__ = ("end", "pad", "stops", "markers", "leads")
+    __slots__ = ("end", "pad", "stops", "markers", "leads", "wake")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
@@ -94,6 +94,9 @@ class ValueText(p.Expr):
         self.stops = stops
         self.markers = (pad + end, end, *stops.markers, *stops.mismatched)
         self.leads = "".join(dict.fromkeys(stops.leads + end[:1]))
+        # What can move where a waiting value's certain text ends: a marker's first character,
+        # or whitespace (trailing whitespace is left for the closing).
+        self.wake = first_chars(self.markers) | frozenset(SPACE)
 
     def match(self, st: MatchState, pos: int) -> int:
         text = st.text

@@ -207,7 +207,10 @@ class Choice(Expr):
             if (not lead or text.startswith(lead, pos) or _may_start(st, pos, lead))
             and _may_match(alt, st, pos)
         )
-        if later:
+        if later and index == 0 and len(later) == len(self.alternatives) - 1:
+            st.hold_back(self, pos, events)  # all still open: the same choice (a stream's
+            # resume point then stays the same object, and nothing around it is rebuilt)
+        elif later:
             st.hold_back(Choice((self.alternatives[index], *later)), pos, events)
 
     def describe(self) -> str:
