@@ -10,19 +10,19 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from analyzer.analysis.diff import diff_split
-from analyzer.analysis.pipeline import analyze
+from analyzer.analysis.pipeline import ANALYSIS_CLOCK, analyze
 from analyzer.analysis.playground import RenderRequest, render_conversation
 from analyzer.canonical import dumps_canonical, to_jsonable
 from analyzer.errors import AnalyzerError
 from analyzer.model import Analysis, DiffSplit
 from analyzer.render.loading import TemplateSource
 
-# The moment strftime_now formats in both renders, so dates never show up as a difference.
-FIXED_NOW = datetime(2025, 1, 1, 12, 0)
+# The moment strftime_now formats in both renders (the analysis' own clock), so dates never
+# show up as a difference.
+FIXED_NOW = ANALYSIS_CLOCK
 WEATHER_TOOL = {"type": "function", "function": {
     "name": "get_weather", "description": "Get the weather for a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},

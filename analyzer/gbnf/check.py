@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from analyzer.gbnf.errors import GrammarCompileError
 
@@ -37,13 +37,18 @@ def byte_tokenizer() -> llguidance.LLTokenizer:
     return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokenizer()))
 
 
-@lru_cache(maxsize=64)
 def compile_gbnf(grammar: str) -> str:
     """Convert GBNF to an llguidance grammar, or raise GrammarCompileError saying why."""
+    return _compile("gbnf", grammar)
+
+
+@lru_cache(maxsize=64)
+def _compile(kind: Literal["gbnf", "lark"], grammar: str) -> str:
+    """Compile a grammar of llguidance's `kind` and validate it on the byte tokenizer."""
     import llguidance
 
     try:
-        compiled = llguidance.grammar_from("gbnf", grammar)
+        compiled = llguidance.grammar_from(kind, grammar)
     except ValueError as exc:
         raise GrammarCompileError(str(exc), engine="llguidance") from exc
     problem = llguidance.LLMatcher.validate_grammar(compiled, byte_tokenizer())
@@ -83,19 +88,9 @@ def match_text(grammar: str, text: str) -> GrammarMatch:
     return match_compiled(compile_gbnf(grammar), text)
 
 
-@lru_cache(maxsize=64)
 def compile_lark(grammar: str) -> str:
     """Compile an llguidance Lark grammar (`%json{...}` allowed), or raise GrammarCompileError."""
-    import llguidance
-
-    try:
-        compiled = llguidance.grammar_from("lark", grammar)
-    except ValueError as exc:
-        raise GrammarCompileError(str(exc), engine="llguidance") from exc
-    problem = llguidance.LLMatcher.validate_grammar(compiled, byte_tokenizer())
-    if problem:
-        raise GrammarCompileError(problem, engine="llguidance")
-    return compiled
+    return _compile("lark", grammar)
 
 
 def match_lark(grammar: str, text: str) -> GrammarMatch:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
@@ -19,9 +18,7 @@ from analyzer.errors import AnalyzerError
 from lab.analyses import engine
 from lab.analyses.models import Template
 from lab.analyses.presenters import pane_html, special_token_pattern, visible_html
-
-# strftime_now reads this moment, so a permalink renders the same prompt every day.
-FIXED_NOW = datetime(2025, 1, 1, 12, 0)
+from lab.analyses.workbench import FIXED_NOW
 
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "You are terse."},

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
+from analyzer.analysis.pipeline import ANALYSIS_CLOCK
 from analyzer.analysis.playground import (
     RenderDiff,
     RenderRequest,
@@ -44,8 +44,8 @@ __all__ = [
     "serve_it",
 ]
 
-# Renders shown in the lab (and their permalinks) read this moment, so they never change.
-FIXED_NOW = datetime(2025, 1, 1, 12, 0)
+# Renders shown in the lab (and their permalinks) read the analysis' moment: they never change.
+FIXED_NOW = ANALYSIS_CLOCK
 
 
 @dataclass(frozen=True)
