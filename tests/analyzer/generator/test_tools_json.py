@@ -9,40 +9,23 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from rendered_calls import ARGUMENTS, analysed, checked, render_call, template_paths
 
-from analyzer import analyze, load_template_file
-from analyzer.analysis.pipeline import compiled
-from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
-from analyzer.generator import GeneratedParser, ParseReport, generate_parser
+from analyzer.checks.verify import Rendered
+from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.generator.tools_json import SWAPPED_KEYS
 from analyzer.model import ToolFormat
-from analyzer.parsing.message import Message
-from analyzer.parsing.stream import accumulate
-
-ROOT = Path(__file__).resolve().parents[3]
-CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
-FORMATS = ROOT / "templates_corpus" / "formats"
-ARGUMENTS = {"query": "hotels", "city": "Paris"}
-
-
-def template_paths() -> list[Path]:
-    found = sorted(FORMATS.glob("*.jinja"))
-    return found + (sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else [])
 
 
 @cache
 def rendered(path: Path) -> tuple[GeneratedParser, Rendered, str] | None:
-    loaded = load_template_file(path)
-    analysis = analyze(loaded)
+    analysis = analysed(path)
     fmt = analysis.tools.format
     key = fmt.args_field.split(".")[-1]
     if fmt.mode != ToolFormat.JSON_NATIVE or analysis.handler != "auto" or key not in SWAPPED_KEYS:
         return None
-    chat = compiled(loaded.source, loaded.bos_token, loaded.eos_token, analysis.render_mode)
-    subject = Subject(analysis, chat, required_kwargs(chat, analysis))
-    result = render_case(subject, Case("one", Message(tool_calls=(
-        call("search_records", ARGUMENTS),))))
-    if isinstance(result, str) or f'"{key}"' not in result.output:
+    result = render_call(path, analysis, "one")
+    if result is None or f'"{key}"' not in result.output:
         return None
     return generate_parser(analysis, result.options, prompt=result.prompt), result, key
 
@@ -52,17 +35,6 @@ def json_template(path: Path) -> tuple[GeneratedParser, Rendered, str]:
     if found is None:
         pytest.skip("not a JSON-call template with an arguments (or parameters) member")
     return found
-
-
-def checked(parser: GeneratedParser, output: str) -> ParseReport:
-    report = parser.parse_report(output)
-    for size in (1, 5):
-        stream = parser.stream()
-        pieces = [output[at:at + size] for at in range(0, len(output), size)]
-        deltas = [d for piece in pieces for d in stream.feed(piece)]
-        assert accumulate(deltas + stream.finish()) == report.message, size
-        assert stream.deviations == report.deviations, size
-    return report
 
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)

@@ -9,37 +9,20 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from rendered_calls import ARGUMENTS, analysed, checked, render_call, template_paths
 
-from analyzer import analyze, load_template_file
-from analyzer.analysis.pipeline import compiled
-from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
-from analyzer.generator import GeneratedParser, ParseReport, generate_parser
+from analyzer.checks.verify import Rendered
+from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.model import Analysis, ToolFormat
-from analyzer.parsing.message import Message
-from analyzer.parsing.stream import accumulate
-
-ROOT = Path(__file__).resolve().parents[3]
-CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
-FORMATS = ROOT / "templates_corpus" / "formats"
-ARGUMENTS = {"query": "hotels", "city": "Paris"}
-
-
-def template_paths() -> list[Path]:
-    found = sorted(FORMATS.glob("*.jinja"))
-    return found + (sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else [])
 
 
 @cache
 def rendered(path: Path) -> tuple[Analysis, GeneratedParser, Rendered] | None:
-    loaded = load_template_file(path)
-    analysis = analyze(loaded)
+    analysis = analysed(path)
     if analysis.tools.format.mode != ToolFormat.TAG_WITH_TAGGED or analysis.handler != "auto":
         return None
-    chat = compiled(loaded.source, loaded.bos_token, loaded.eos_token, analysis.render_mode)
-    subject = Subject(analysis, chat, required_kwargs(chat, analysis))
-    result = render_case(subject, Case("two", Message(tool_calls=(
-        call("search_records", ARGUMENTS),))))
-    if isinstance(result, str):
+    result = render_call(path, analysis, "two")
+    if result is None:
         return None
     return analysis, generate_parser(analysis, result.options, prompt=result.prompt), result
 
@@ -49,17 +32,6 @@ def tagged(path: Path) -> tuple[Analysis, GeneratedParser, Rendered]:
     if found is None:
         pytest.skip("not a tagged-argument template that renders the call")
     return found
-
-
-def checked(parser: GeneratedParser, output: str) -> ParseReport:
-    report = parser.parse_report(output)
-    for size in (1, 5):
-        stream = parser.stream()
-        pieces = [output[at:at + size] for at in range(0, len(output), size)]
-        deltas = [d for piece in pieces for d in stream.feed(piece)]
-        assert accumulate(deltas + stream.finish()) == report.message, size
-        assert stream.deviations == report.deviations, size
-    return report
 
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)

@@ -12,42 +12,26 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from rendered_calls import ARGUMENTS, analysed, render_call, template_paths
+from rendered_calls import checked as checked_in_chunks
 
-from analyzer import analyze, load_template_file
-from analyzer.analysis.pipeline import compiled
-from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
+from analyzer.checks.verify import Rendered
 from analyzer.generator import GeneratedParser, ParseReport, generate_parser
 from analyzer.model import ToolFormat
-from analyzer.parsing.message import Message
-from analyzer.parsing.stream import accumulate
-
-ROOT = Path(__file__).resolve().parents[3]
-CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
-FORMATS = ROOT / "templates_corpus" / "formats"
-ARGUMENTS = {"query": "hotels", "city": "Paris"}
-
-
-def template_paths() -> list[Path]:
-    found = sorted(FORMATS.glob("*.jinja"))
-    return found + (sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else [])
 
 
 @cache
 def rendered(path: Path) -> tuple[GeneratedParser, Rendered, str, str] | None:
     """Return the parser, the render of a two-argument call and the value markers (or None
     when the template is not a tagged one with closing value tags, or cannot show it)."""
-    loaded = load_template_file(path)
-    analysis = analyze(loaded)
+    analysis = analysed(path)
     args = analysis.tools.arguments
     if analysis.tools.format.mode != ToolFormat.TAG_WITH_TAGGED or analysis.handler != "auto":
         return None
     if not args.value_suffix.strip().startswith("</") or args.suffix_echoes_name:
         return None
-    chat = compiled(loaded.source, loaded.bos_token, loaded.eos_token, analysis.render_mode)
-    subject = Subject(analysis, chat, required_kwargs(chat, analysis))
-    result = render_case(subject, Case("two", Message(tool_calls=(
-        call("search_records", ARGUMENTS),))))
-    if isinstance(result, str):
+    result = render_call(path, analysis, "two")
+    if result is None:
         return None
     parser = generate_parser(analysis, result.options, prompt=result.prompt)
     return parser, result, args.value_suffix.strip(), args.name_suffix.strip()
@@ -62,14 +46,7 @@ def tagged(path: Path) -> tuple[GeneratedParser, Rendered, str, str]:
 
 def checked(parser: GeneratedParser, output: str) -> ParseReport:
     """Parse one-shot and in chunks of 1, 3 and 7 characters: all must agree."""
-    report = parser.parse_report(output)
-    for size in (1, 3, 7):
-        stream = parser.stream()
-        pieces = [output[at:at + size] for at in range(0, len(output), size)]
-        deltas = [d for piece in pieces for d in stream.feed(piece)]
-        assert accumulate(deltas + stream.finish()) == report.message, size
-        assert stream.deviations == report.deviations, size
-    return report
+    return checked_in_chunks(parser, output, (1, 3, 7))
 
 
 def arguments(report: ParseReport) -> list[dict[str, object]]:

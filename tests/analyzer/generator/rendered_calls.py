@@ -1,0 +1,52 @@
+"""What the generator's template-derived tests share: the templates, one call rendered through
+each (verify's machinery), and a parse checked one-shot against chunked streams."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer import analyze, load_template_file
+from analyzer.analysis.pipeline import compiled
+from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
+from analyzer.generator import GeneratedParser, ParseReport
+from analyzer.model import Analysis
+from analyzer.parsing.message import Message
+from analyzer.parsing.stream import accumulate
+
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
+FORMATS = ROOT / "templates_corpus" / "formats"
+ARGUMENTS = {"query": "hotels", "city": "Paris"}
+
+
+def template_paths() -> list[Path]:
+    """Our format templates, then the shared corpus when it is there."""
+    found = sorted(FORMATS.glob("*.jinja"))
+    return found + (sorted(CORPUS.glob("*.jinja")) if CORPUS.is_dir() else [])
+
+
+def analysed(path: Path) -> Analysis:
+    return analyze(load_template_file(path))
+
+
+def render_call(path: Path, analysis: Analysis, case_id: str) -> Rendered | None:
+    """Render an assistant message with one search_records(query, city) call, or None when
+    the template cannot show it."""
+    loaded = load_template_file(path)
+    chat = compiled(loaded.source, loaded.bos_token, loaded.eos_token, analysis.render_mode)
+    subject = Subject(analysis, chat, required_kwargs(chat, analysis))
+    result = render_case(subject, Case(case_id, Message(tool_calls=(
+        call("search_records", ARGUMENTS),))))
+    return None if isinstance(result, str) else result
+
+
+def checked(parser: GeneratedParser, output: str, sizes: tuple[int, ...] = (1, 5)) -> ParseReport:
+    """Parse one-shot and in chunks of each size: messages and deviations must all agree."""
+    report = parser.parse_report(output)
+    for size in sizes:
+        stream = parser.stream()
+        pieces = [output[at:at + size] for at in range(0, len(output), size)]
+        deltas = [d for piece in pieces for d in stream.feed(piece)]
+        assert accumulate(deltas + stream.finish()) == report.message, size
+        assert stream.deviations == report.deviations, size
+    return report
