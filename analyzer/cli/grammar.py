@@ -7,14 +7,13 @@ first as `#` comments, then the rules. `--json` prints the GrammarResult's canon
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from analyzer.analysis.isolated import analyze_bounded
 from analyzer.canonical import dumps_canonical
-from analyzer.errors import AnalyzerError
+from analyzer.cli.main import CliInputError, read_json
 from analyzer.gbnf import GrammarResult, build_tool_grammar
 from analyzer.render.loading import load_template_file
 
@@ -37,21 +36,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--template-name", default=None, help="named template to use")
     parser.add_argument("--json", action="store_true", help="print canonical JSON")
     parser.set_defaults(handler=run)
-
-
-class CliInputError(AnalyzerError):
-    """A file given on the command line cannot be used."""
-
-
-def read_json(path: Path, what: str) -> Any:
-    """Read a JSON file, or raise CliInputError saying which file and why."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CliInputError(f"{what} {path}: cannot read the file ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
-        raise CliInputError(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno}, "
-                            f"column {exc.colno})") from exc
 
 
 def read_tools(path: Path | None) -> list[Any]:

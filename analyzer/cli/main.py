@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import pkgutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import analyzer.cli
 from analyzer.errors import AnalyzerError
@@ -64,3 +66,18 @@ def load_template_argument(path: Path, template_name: str | None = None) -> Temp
         return load_template_bytes(sys.stdin.buffer.read(), filename="",
                                    template_name=template_name)
     return load_template_file(path, template_name=template_name)
+
+
+class CliInputError(AnalyzerError):
+    """A file or value given on the command line cannot be used."""
+
+
+def read_json(path: Path, what: str) -> Any:
+    """Read a JSON file given to an option, or raise CliInputError saying which file and why."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliInputError(f"{what} {path}: cannot read the file ({exc.strerror})") from exc
+    except json.JSONDecodeError as exc:
+        raise CliInputError(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno}, "
+                            f"column {exc.colno})") from exc

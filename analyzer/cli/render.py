@@ -18,13 +18,8 @@ from analyzer.analysis.playground import (
     diff_renders,
     render_conversation,
 )
-from analyzer.cli.main import load_template_argument
-from analyzer.errors import AnalyzerError
+from analyzer.cli.main import CliInputError, load_template_argument, read_json
 from analyzer.parsing.report import quote
-
-
-class RenderInputError(AnalyzerError):
-    """A file or option given to the render command cannot be used."""
 
 
 def register(subparsers: Any) -> None:
@@ -121,24 +116,13 @@ def parse_kwargs(pairs: list[str], option: str) -> dict[str, Any]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.isidentifier():
-            raise RenderInputError(f"{option} {pair!r}: expected NAME=JSON, e.g. "
+            raise CliInputError(f"{option} {pair!r}: expected NAME=JSON, e.g. "
                                    "enable_thinking=false")
         try:
             kwargs[name] = json.loads(value)
         except json.JSONDecodeError:
             kwargs[name] = value
     return kwargs
-
-
-def read_json(path: Path, option: str) -> Any:
-    """Read a JSON file given to an option."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RenderInputError(f"{option} {path}: cannot read the file ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
-        raise RenderInputError(f"{option} {path}: not JSON ({exc.msg} at line {exc.lineno}, "
-                               f"column {exc.colno})") from exc
 
 
 def format_render_diff(rd: RenderDiff) -> str:
