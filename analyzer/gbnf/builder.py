@@ -54,6 +54,13 @@ def chars(text: str) -> str:
     rule) wins over the free text's shorter lexemes and cannot give characters back, so
     "</p>" inside reasoning would be rejected before "</think>". Single characters leave
     every split to the parser.
+
+    The precise condition (measured with llguidance): its lexer falls back by one byte only,
+    so a literal L is safe whole at a position unless another lexeme allowed there accepts a
+    proper prefix of L at least two characters shorter than L. Free text and whitespace are
+    one-character lexemes, so after them only pieces of at most two characters are safe
+    ("</think>" whole rejects "</p></think>"; "<" "/" "t" "h" "i" "n" "k>" accepts it).
+    Writing markers whole needs the set of lexemes allowed at each position (not done yet).
     """
     return " ".join(literal(c) for c in text)
 
