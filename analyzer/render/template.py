@@ -89,9 +89,17 @@ class ChatTemplate:
         """Return this template rendering in another mode, without compiling it again."""
         # Jinja's generated code is the same in both modes: they differ only in the checks
         # the code calls through `environment` while rendering (attributes, calls, tojson).
+        return self._twin(render_mode(mode), self.now)
+
+    def at_clock(self, now: datetime | None) -> ChatTemplate:
+        """Return this template with strftime_now showing `now`, without compiling it again."""
+        # The clock is a global of the environment, not part of the generated code.
+        return self._twin(self.mode, now)
+
+    def _twin(self, mode: RenderMode, now: datetime | None) -> ChatTemplate:
         twin = copy.copy(self)
-        twin.mode = render_mode(mode)
-        twin._env = environment_for(twin.mode, self.limits, self.now)
+        twin.mode, twin.now = mode, now
+        twin._env = environment_for(mode, self.limits, now)
         twin._template = template_from_code(twin._env, self._code)
         return twin
 
