@@ -39,7 +39,8 @@ pytestmark = pytest.mark.django_db(transaction=True)  # the services must see co
 
 FAULT_SETTINGS = {
     "LAB_ANALYSIS_TIME_LIMIT": "5",
-    "LAB_LEASE_SECONDS": "16",  # past the hard time limit (5 + 10 s)
+    "LAB_LEASE_SECONDS": "4",  # renewed every second while a task runs (heartbeat)
+    "LAB_HEARTBEAT_SECONDS": "0.8",
     "LAB_RECONCILE_SECONDS": "1",
     "LAB_QUEUED_STALE_SECONDS": "3",
     "LAB_RUN_STALE_SECONDS": "5",
@@ -211,6 +212,41 @@ def test_sigkill_of_the_worker_is_survived_by_a_restart(
     assert_ended_well(rows)
     assert lab.worker_pid() != old_worker
     assert "the Celery worker exited (-9); restarting it" in lab.said()
+
+
+# About 3 s per analysis: 15 renders, each looping 450,000 times (under the 1 s render limit).
+LONG_PREFIX = "{%- for i in range(5) %}{% for j in range(90000) %}{% endfor %}{% endfor %}"
+
+
+def test_a_dead_worker_is_recovered_within_its_short_lease(
+    test_database_url: str, tmp_path: Path, corpus_templates: Path
+) -> None:
+    """Analyses outlive their 2 s lease while the worker lives (its heartbeat renews it); once
+    the worker and its pool are SIGKILLed, the rows it held are taken again within seconds."""
+    env = fault_env(test_database_url, tmp_path)
+    env.update(LAB_ANALYSIS_TIME_LIMIT="30", LAB_LEASE_SECONDS="2", LAB_HEARTBEAT_SECONDS="0.4")
+    lab = LabRunner(env, tmp_path).start()
+    try:
+        base = (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+        ids = [lab.paste(f"{{# lease {n} #}}{LONG_PREFIX}{base}") for n in range(4)]
+        wait_until_one_runs(ids, lab.tail())
+        time.sleep(4)  # twice the lease: without renewals the reconciler would take them back
+        held = Analysis.objects.filter(pk__in=ids, status=Analysis.Status.RUNNING)
+        assert held.exists(), "no analysis was still running 4 s in: the test proves nothing"
+        assert not Analysis.objects.filter(pk__in=ids, attempts__gt=1).exists()
+        worker = lab.worker_pid()
+        os.killpg(worker, signal.SIGKILL)  # the worker, its pool and their analysis children
+        killed_at = time.monotonic()
+        rows = wait_until_all_end(ids, lab.tail(), bound=60)
+        recovered_in = time.monotonic() - killed_at
+        assert_ended_well(rows)
+        assert [row.status for row in rows] == [Analysis.Status.DONE] * len(rows), [
+            row.error for row in rows]
+        assert any(row.attempts > 1 for row in rows)  # rows the dead worker held, taken again
+        # Was the time limit + 40 s lease plus a 30 s reconciler period (~190 s).
+        assert recovered_in < 45, f"{recovered_in:.1f} s from the kill to the last row ending"
+    finally:
+        LabRunner.interrupt(lab)
 
 
 def test_ctrl_c_and_restart_of_the_lab_loses_nothing(
