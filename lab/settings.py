@@ -175,6 +175,8 @@ LAB_MAX_RESULT_BYTES = int(os.environ.get("LAB_MAX_RESULT_BYTES", 5_000_000))
 LAB_LIVE_MAX_CHARS = int(os.environ.get("LAB_LIVE_MAX_CHARS", 100_000))
 
 # "pages": finished analysis pages, rendered once per web process (lab.analyses.page_cache).
+# Jinja's compiled code of each template, shared by the lab's processes ("" keeps none).
+LAB_CODE_CACHE_DIR = os.environ.get("LAB_CODE_CACHE_DIR", str(VAR_DIR / "jinja-code"))
 # A cached analysis page checks its row (done? newest origin?) at most this often per process.
 LAB_PAGE_RECHECK_SECONDS = float(os.environ.get("LAB_PAGE_RECHECK_SECONDS", 2))
 CACHES = {
