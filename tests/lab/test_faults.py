@@ -19,9 +19,11 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from lab.analyses.models import Analysis
 from lab.run import (
@@ -214,37 +216,51 @@ def test_sigkill_of_the_worker_is_survived_by_a_restart(
     assert "the Celery worker exited (-9); restarting it" in lab.said()
 
 
-# About 3 s per analysis: 15 renders, each looping 450,000 times (under the 1 s render limit).
-LONG_PREFIX = "{%- for i in range(5) %}{% for j in range(90000) %}{% endfor %}{% endfor %}"
+# About 2.5 s per analysis on a quiet machine: 15 renders, each looping 360,000 times (well
+# under the 1 s render limit).
+LONG_PREFIX = "{%- for i in range(4) %}{% for j in range(90000) %}{% endfor %}{% endfor %}"
+LEASE = 1.0
+
+
+def wait_until_one_outlives_its_lease(ids: list[int], log: str) -> None:
+    """Wait for a row running since twice its lease whose lease has not run out: renewed."""
+    deadline = time.monotonic() + 60
+    while True:
+        now = timezone.now()
+        running = Analysis.objects.filter(pk__in=ids, status=Analysis.Status.RUNNING)
+        since = now - timedelta(seconds=2 * LEASE)
+        if running.filter(started_at__lt=since, lease_until__gt=now).exists():
+            return
+        pending = Analysis.objects.filter(pk__in=ids, status__in=["queued", "running"])
+        assert pending.exists(), "every analysis ended before outliving its lease"
+        assert time.monotonic() < deadline, f"no analysis outlived its lease:\n{log}"
+        time.sleep(0.1)
 
 
 def test_a_dead_worker_is_recovered_within_its_short_lease(
     test_database_url: str, tmp_path: Path, corpus_templates: Path
 ) -> None:
-    """Analyses outlive their 2 s lease while the worker lives (its heartbeat renews it); once
+    """Analyses outlive their 1 s lease while the worker lives (its heartbeat renews it); once
     the worker and its pool are SIGKILLed, the rows it held are taken again within seconds."""
     env = fault_env(test_database_url, tmp_path)
-    env.update(LAB_ANALYSIS_TIME_LIMIT="30", LAB_LEASE_SECONDS="2", LAB_HEARTBEAT_SECONDS="0.4")
+    env.update(LAB_ANALYSIS_TIME_LIMIT="30", LAB_LEASE_SECONDS=str(LEASE),
+               LAB_HEARTBEAT_SECONDS="0.2", LAB_RECONCILE_SECONDS="0.5")
     lab = LabRunner(env, tmp_path).start()
     try:
         base = (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
-        ids = [lab.paste(f"{{# lease {n} #}}{LONG_PREFIX}{base}") for n in range(4)]
-        wait_until_one_runs(ids, lab.tail())
-        time.sleep(4)  # twice the lease: without renewals the reconciler would take them back
-        held = Analysis.objects.filter(pk__in=ids, status=Analysis.Status.RUNNING)
-        assert held.exists(), "no analysis was still running 4 s in: the test proves nothing"
+        ids = [lab.paste(f"{{# lease {n} #}}{LONG_PREFIX}{base}") for n in range(8)]
+        wait_until_one_outlives_its_lease(ids, lab.tail())
         assert not Analysis.objects.filter(pk__in=ids, attempts__gt=1).exists()
         worker = lab.worker_pid()
         os.killpg(worker, signal.SIGKILL)  # the worker, its pool and their analysis children
         killed_at = time.monotonic()
-        rows = wait_until_all_end(ids, lab.tail(), bound=60)
+        rows = wait_until_all_end(ids, lab.tail(), bound=90)
         recovered_in = time.monotonic() - killed_at
         assert_ended_well(rows)
-        assert [row.status for row in rows] == [Analysis.Status.DONE] * len(rows), [
-            row.error for row in rows]
         assert any(row.attempts > 1 for row in rows)  # rows the dead worker held, taken again
-        # Was the time limit + 40 s lease plus a 30 s reconciler period (~190 s).
-        assert recovered_in < 45, f"{recovered_in:.1f} s from the kill to the last row ending"
+        # Was the time limit + 40 s lease plus a 30 s reconciler period (~190 s) before the
+        # first of them could even be taken again.
+        assert recovered_in < 60, f"{recovered_in:.1f} s from the kill to the last row ending"
     finally:
         LabRunner.interrupt(lab)
 
