@@ -169,9 +169,9 @@ class AnalysisLimitError(AnalyzerError):
     """A whole analysis was stopped because it went over one of its bounds (`limit`)."""
 
     def __init__(
-        self, message: str, *, limit: AnalysisLimit, allowed: float, task: str = "analysis"
+        self, message: str, *, limit: AnalysisLimit, allowed: float, what: str = "analysis"
     ) -> None:
-        super().__init__(f"the {task} was stopped: {message}")
+        super().__init__(f"the {what} was stopped: {message}")
         self.message = message
         self.limit = limit
         self.allowed = allowed

@@ -1,9 +1,9 @@
-"""Run an analysis (or a render, a comparison) in a child process killed when it outruns its
-wall clock or memory.
+"""Run an analysis in a child process that is killed when it outruns its wall clock or memory.
 
 The render checks are cooperative: one C-level call (comparing two huge lists, a regex, a
 sort) runs to its end without passing any of them. A forked child with an address-space
-limit, watched by a parent that SIGKILLs it at the deadline, bounds even that.
+limit, watched by a parent that SIGKILLs it at the deadline, bounds even that. `run_isolated`
+does this for any job that renders a template (the CLI's `compare` and `robustness` too).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import signal
 import time
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar, cast
+from typing import Any, TypeVar
 
 from analyzer.analysis.pipeline import analyze_source
 from analyzer.canonical import analysis_from_json, analysis_to_json
@@ -28,7 +28,7 @@ WALL_SECONDS = 8.0
 MEMORY_MB = 1024  # on top of what the process already maps when it forks
 MIB = 1024 * 1024
 _EXIT_NO_MEMORY = 3
-Reply = tuple[str, str, object, float]  # ok/limit/error, limit or error class, result or message
+Reply = tuple[str, str, Any, float]  # ok/limit/error, limit or error class, value or message
 T = TypeVar("T")
 
 
@@ -37,38 +37,40 @@ def analyze_isolated(
     source: TemplateSource, *, seconds: float = WALL_SECONDS, memory_mb: int = MEMORY_MB
 ) -> str:
     """Analyze in a child process and return the canonical JSON (cached: it is immutable)."""
-    return str(run_isolated(lambda: analysis_to_json(analyze_source(source)),
-                            seconds=seconds, memory_mb=memory_mb))
+    return run_isolated(
+        lambda: analysis_to_json(analyze_source(source)), seconds=seconds, memory_mb=memory_mb
+    )
 
 
 def run_isolated(
-    work: Callable[[], T], *, seconds: float = WALL_SECONDS, memory_mb: int = MEMORY_MB,
-    task: str = "analysis",
+    job: Callable[[], T],
+    *,
+    seconds: float = WALL_SECONDS,
+    memory_mb: int = MEMORY_MB,
+    what: str = "analysis",
 ) -> T:
-    """Run `work` in a forked child capped at `memory_mb` and killed after `seconds`.
-
-    Its (picklable) result comes back; its AnalyzerError is raised here as
-    IsolatedAnalysisError (kind names the class) and running over a cap as
-    AnalysisLimitError naming the limit and `task` ("the render was stopped: ...").
-    """
+    """Run `job` in a forked child capped at `seconds` of wall clock and `memory_mb` more
+    memory; return its (picklable) result or raise its error. `what` names the job in the
+    message of a limit it hits ("the comparison was stopped: ...")."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns
         os.close(read_fd)
-        _child(work, memory_mb, write_fd)
+        _child(job, memory_mb, write_fd)
     os.close(write_fd)
     try:
         data = _read_until(read_fd, time.monotonic() + seconds)
     finally:
         os.close(read_fd)
-    return cast("T", _outcome(pid, data, seconds, memory_mb, task))  # what work() returned
+    result: T = _outcome(pid, data, seconds, memory_mb, what)
+    return result
 
 
-def _child(work: Callable[[], object], memory_mb: int, write_fd: int) -> None:
+def _child(job: Callable[[], Any], memory_mb: int, write_fd: int) -> None:
     status = 0
     try:
         cap_address_space(mapped_bytes() + memory_mb * MIB)
-        reply: Reply = ("ok", "", work(), 0.0)
+        reply: Reply = ("ok", "", job(), 0.0)
     except MemoryError:
         reply, status = ("error", "MemoryError", "", 0.0), _EXIT_NO_MEMORY
     except AnalysisLimitError as exc:
@@ -99,19 +101,19 @@ def _read_until(fd: int, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _outcome(pid: int, data: bytes | None, seconds: float, memory_mb: int, task: str) -> object:
+def _outcome(pid: int, data: bytes | None, seconds: float, memory_mb: int, what: str) -> Any:
     if data is None:
         os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     if data is None:
         raise AnalysisLimitError(f"it took longer than {seconds:g} s (wall clock)",
-                                 limit="wall_clock", allowed=seconds, task=task)
+                                 limit="wall_clock", allowed=seconds, what=what)
     if not data or os.waitstatus_to_exitcode(status) == _EXIT_NO_MEMORY:
         raise AnalysisLimitError(f"it needed more than {memory_mb:,} MiB of memory",
-                                 limit="memory", allowed=memory_mb, task=task)
+                                 limit="memory", allowed=memory_mb, what=what)
     kind, name, value, allowed = pickle.loads(data)
     if kind == "limit":
-        raise AnalysisLimitError(value, limit=name, allowed=allowed, task=task)
+        raise AnalysisLimitError(value, limit=name, allowed=allowed, what=what)
     if kind != "ok":
         raise IsolatedAnalysisError(value, kind=name)
     return value

@@ -58,7 +58,7 @@ def compare_stored(a: Template, b: Template) -> TemplateComparison:
     name_a, name_b = a.display_name, b.display_name  # read here: the child opens no database
     return run_isolated(
         lambda: compare_templates(left, right, name_a=name_a, name_b=name_b),
-        seconds=COMPARE_SECONDS, memory_mb=COMPARE_MEMORY_MB, task="comparison")
+        seconds=COMPARE_SECONDS, memory_mb=COMPARE_MEMORY_MB, what="comparison")
 
 
 def comparison_json(comparison: TemplateComparison) -> str:

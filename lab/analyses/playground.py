@@ -124,7 +124,7 @@ def render(
 def render_bounded(source: engine.TemplateSource, request: RenderRequest) -> RenderResult:
     """Render in a killable child process (AnalysisLimitError names the limit it ran over)."""
     return run_isolated(lambda: render_conversation(source, request, now=FIXED_NOW),
-                        seconds=RENDER_SECONDS, memory_mb=RENDER_MEMORY_MB, task="render")
+                        seconds=RENDER_SECONDS, memory_mb=RENDER_MEMORY_MB, what="render")
 
 
 def render_stored(template: Template, request_json: str) -> RenderResult:
