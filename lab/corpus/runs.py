@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 
+from django.conf import settings
 from django.db import IntegrityError
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -54,12 +55,28 @@ def failed_fields(message: str) -> dict[str, object]:
     }
 
 
+class ResultTooLarge(Exception):
+    """A result JSON over the lab's cap (LAB_MAX_RESULT_BYTES), which is never stored."""
+
+
+def within_result_cap(what: str, text: str) -> str:
+    """Return the JSON if it may be stored; raise ResultTooLarge saying how large it is."""
+    size, cap = len(text.encode("utf-8")), settings.LAB_MAX_RESULT_BYTES
+    if size > cap:
+        raise ResultTooLarge(
+            f"the {what} result is {size:,} bytes of JSON; the lab stores at most {cap:,} bytes"
+        )
+    return text
+
+
 def evaluated_fields(entry: CorpusTemplate) -> dict[str, object]:
     """Analyse (or reuse the stored analysis), verify and run vectors; return the row's fields."""
     try:
         analysis = stored_analysis(entry)
     except engine.AnalyzerError as exc:
         return failed_fields(f"analysis failed: {exc}")
+    except ResultTooLarge as exc:
+        return failed_fields(str(exc))
     try:
         evaluation = engine.evaluate(entry.template, analysis.result_json)
     except Exception as exc:  # noqa: BLE001 - one broken template must not stop the run
@@ -71,6 +88,11 @@ def evaluated_fields(entry: CorpusTemplate) -> dict[str, object]:
         }
     fields = vars(evaluation).copy()
     fields["markers_json"] = markers_json(fields.pop("markers"))
+    try:
+        within_result_cap("verification", evaluation.verification_json)
+    except ResultTooLarge as exc:
+        return {**failed_fields(str(exc)), "analysis": analysis,
+                "analysis_ms": analysis.duration_ms}
     return {
         **fields,
         "status": CorpusResult.Status.DONE,
@@ -101,6 +123,7 @@ def stored_analysis(entry: CorpusTemplate) -> Analysis:
         return found
     started = timezone.now()
     result_json, elapsed_ms = engine.analyze(entry.template)
+    within_result_cap("analysis", result_json)  # held to the cap of a pasted analysis
     return Analysis.objects.create(
         template=entry.template,
         analyzer_version=version,
