@@ -13,13 +13,13 @@ import logging
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from lab.analyses.models import Analysis, options_key
 from lab.corpus import engine
 from lab.corpus.diffs import diff_runs
-from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
+from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate, EntryAttempt
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +40,32 @@ def evaluate_entry(run_id: int, entry_id: int) -> CorpusResult | None:
     existing = CorpusResult.objects.filter(run_id=run_id, entry=entry).first()
     if existing is not None:
         return existing
+    attempts = count_attempt(run_id, entry_id)
+    fields = (
+        failed_fields(too_many_attempts(attempts - 1))
+        if attempts > settings.LAB_MAX_ATTEMPTS
+        else evaluated_fields(entry)
+    )
     try:
-        return store(run_id, entry, evaluated_fields(entry))
+        return store(run_id, entry, fields)
     except IntegrityError:  # a redelivered task stored it a moment ago
         return CorpusResult.objects.filter(run_id=run_id, entry=entry).first()
+
+
+def count_attempt(run_id: int, entry_id: int) -> int:
+    """Count one more start of this template's task in this run; return the count."""
+    EntryAttempt.objects.get_or_create(run_id=run_id, entry_id=entry_id)
+    counted = EntryAttempt.objects.filter(run_id=run_id, entry_id=entry_id)
+    counted.update(attempts=F("attempts") + 1)
+    return counted.values_list("attempts", flat=True).get()
+
+
+def too_many_attempts(started: int) -> str:
+    """The error of a template whose evaluation killed its worker process every time."""
+    return (
+        f"the worker evaluating this template died {started} times (killed, out of memory, or "
+        f"past the hard time limit); it is not tried again"
+    )
 
 
 def failed_fields(message: str) -> dict[str, object]:
