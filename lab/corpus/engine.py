@@ -20,10 +20,10 @@ from django.conf import settings
 
 import analyzer
 from analyzer.analysis.pipeline import compiled
-from analyzer.model import RenderMode
 from analyzer.checks.robustness import check_robustness, pass_rate
 from analyzer.checks.verify import Outcome, Verification, verification_to_json, verify_template
 from analyzer.errors import AnalyzerError
+from analyzer.model import RenderMode
 from lab.analyses import engine as analyses_engine
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from lab.analyses.models import Analysis, options_key
-from lab.corpus import engine
+from lab.corpus import engine, notify
 from lab.corpus.diffs import diff_runs
 from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate, EntryAttempt
 
@@ -47,9 +47,11 @@ def evaluate_entry(run_id: int, entry_id: int) -> CorpusResult | None:
         else evaluated_fields(entry)
     )
     try:
-        return store(run_id, entry, fields)
+        stored = store(run_id, entry, fields)
     except IntegrityError:  # a redelivered task stored it a moment ago
         return CorpusResult.objects.filter(run_id=run_id, entry=entry).first()
+    notify.announce(run_id)
+    return stored
 
 
 def count_attempt(run_id: int, entry_id: int) -> int:
@@ -188,6 +190,7 @@ def close_run(run_id: int) -> CorpusRun | None:
     run.started_at = run.started_at or timezone.now()
     run.finished_at = timezone.now()
     run.save()
+    notify.announce(run_id, force=True)  # the dashboards watching it reload now
     return run
 
 

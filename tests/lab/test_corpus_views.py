@@ -19,7 +19,6 @@ from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def make_entries(count: int, prefix: str = "tpl") -> list[CorpusTemplate]:
@@ -161,24 +160,14 @@ def test_an_older_run_page_points_to_the_newest(client: Client) -> None:
     assert f'the newest is <a href="/corpus/runs/{newest.pk}/">run {newest.pk}</a>' in page
 
 
-def test_a_pending_run_is_polled_and_the_page_reloads_when_it_closes(client: Client) -> None:
-    entry = make_entries(1)[0]
+def test_a_pending_run_listens_for_its_progress_instead_of_polling(client: Client) -> None:
     run = CorpusRun.objects.create(analyzer_version="x", total=1, status="running")
     page = client.get(run.get_absolute_url()).content.decode()
-    assert f'hx-get="/corpus/runs/{run.pk}/progress/?watching=1" hx-trigger="every 1s"' in page
-    partial = client.get(f"/corpus/runs/{run.pk}/progress/?watching=1", **HTMX)
-    assert 'id="run-progress">0 / 1 templates' in partial.content.decode()
-    CorpusResult.objects.create(
-        run=run,
-        entry=entry,
-        name=entry.name,
-        status="done",
-        template_sha256=entry.template.sha256,
-        analyzer_version="x",
-    )
+    assert f'data-progress-socket="/ws/corpus/runs/{run.pk}/progress/"' in page
+    assert "corpus_progress.js" in page and "hx-trigger" not in page
     runs.close_run(run.pk)
-    done = client.get(f"/corpus/runs/{run.pk}/progress/?watching=1", **HTMX)
-    assert done["HX-Refresh"] == "true"
+    closed = client.get(run.get_absolute_url()).content.decode()
+    assert "data-progress-socket" not in closed and "corpus_progress.js" not in closed
 
 
 def test_the_button_starts_a_run_and_shows_it(

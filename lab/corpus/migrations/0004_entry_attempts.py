@@ -5,22 +5,44 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0003_merge_robustness_origin_key'),
+        ("corpus", "0003_merge_robustness_origin_key"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='EntryAttempt',
+            name="EntryAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('entry', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.corpustemplate')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.corpusrun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                (
+                    "entry",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.corpustemplate",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.corpusrun",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('run', 'entry'), name='corpus_attempt_once_per_run')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("run", "entry"), name="corpus_attempt_once_per_run"
+                    )
+                ],
             },
         ),
     ]
