@@ -20,7 +20,6 @@ from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
 pytestmark = pytest.mark.django_db
 
 
-
 def make_entries(count: int, prefix: str = "tpl") -> list[CorpusTemplate]:
     templates = Template.objects.bulk_create(
         [
@@ -141,6 +140,39 @@ def test_the_dashboard_costs_the_same_queries_for_ten_or_a_hundred_templates(
             assert client.get("/corpus/").status_code == 200
         counts.append(len(captured.captured_queries))
     assert counts[0] == counts[1] <= 8
+
+
+PAGES = (
+    "/corpus/",
+    "/corpus/?page=2&sort=-analysis",
+    "/corpus/runs/",
+    "/corpus/runs/{head}/",
+    "/corpus/diff/?base={base}&head={head}",
+    "/corpus/results/{result}/",
+    "/corpus/api/runs/{head}/",
+    "/corpus/api/runs/latest/",
+    "/corpus/api/diff/?base={base}&head={head}",
+)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_costs_the_same_queries_at_ten_or_fifty_templates(
+    client: Client, page: str
+) -> None:
+    counts = []
+    for size, prefix in ((10, "small"), (50, "large")):
+        entries = make_entries(size, prefix)
+        base = make_run(entries)
+        # Half the templates got worse: the diff grows with the corpus, its queries must not.
+        worse = {entry.name: {"grammar": "fail"} for entry in entries[: size // 2]}
+        head = make_run(entries, **worse)
+        result = head.results.order_by("pk").first()
+        assert result is not None
+        path = page.format(base=base.pk, head=head.pk, result=result.pk)
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        counts.append(len(captured.captured_queries))
+    assert counts[0] == counts[1], f"{page}: {counts[0]} queries at 10, {counts[1]} at 50"
 
 
 def test_a_worse_run_is_marked_red_at_the_top_with_a_link_to_the_diff(client: Client) -> None:
