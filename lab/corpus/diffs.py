@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Exists, OuterRef
+
 from lab.corpus.models import SUMMARY_FIELDS, CorpusResult, CorpusRun
 
 Row = Mapping[str, Any]
@@ -69,25 +71,48 @@ class RunDiff:
         return tuple(t for t in self.templates if t.better)
 
 
-def summaries(run: CorpusRun) -> dict[int, Row]:
-    """Read a run's summary columns (one query), keyed by corpus entry."""
-    rows = CorpusResult.objects.filter(run=run).values("id", "entry_id", *SUMMARY_FIELDS)
-    return {row["entry_id"]: row for row in rows}
+# Every column `compare` reads: a row equal to the other run's row in all of them has no change.
+COMPARED_FIELDS = (
+    "status", *MODE_FIELDS, "template_sha256", "round_trip", "grammar", "cases_passed",
+    "cases_failed", "cases_total", "failed_cases", "vectors_passed", "vectors_total",
+    "markers_json",
+)
+
+
+def differing_summaries(run: CorpusRun, other: CorpusRun) -> dict[int, Row]:
+    """Read the summary columns of the run's rows that differ from (or are missing in) the other
+    run, keyed by corpus entry (one query: the database skips the unchanged rows)."""
+    same = {field: OuterRef(field) for field in COMPARED_FIELDS}
+    unchanged = Exists(
+        CorpusResult.objects.filter(run=other, entry_id=OuterRef("entry_id"), **same)
+    )
+    rows = CorpusResult.objects.filter(run=run).exclude(unchanged)
+    return {row["entry_id"]: row for row in rows.values("id", "entry_id", *SUMMARY_FIELDS)}
+
+
+def compared_count(base: CorpusRun, head: CorpusRun) -> int:
+    """How many templates are in either run (two counts)."""
+    in_head = CorpusResult.objects.filter(run=head)
+    only_in_base = CorpusResult.objects.filter(run=base).exclude(
+        entry_id__in=in_head.values("entry_id")
+    )
+    return in_head.count() + only_in_base.count()
 
 
 def diff_runs(base: CorpusRun, head: CorpusRun) -> RunDiff:
-    """Compare two runs (two queries, whatever the corpus size)."""
-    before, after = summaries(base), summaries(head)
-    entries = before.keys() | after.keys()
+    """Compare two runs (four queries, reading only the rows that changed)."""
+    before, after = differing_summaries(base, head), differing_summaries(head, base)
     changed = []
-    for entry in entries:
+    for entry in before.keys() | after.keys():
+        # A row that differs is read from both runs; one read from one run only is missing in
+        # the other (equality is symmetric).
         old, new = before.get(entry), after.get(entry)
         changes = compare(old, new)
         if changes:
             name = str((new or old or {}).get("name", ""))
             changed.append(TemplateDiff(name, old, new, changes))
     changed.sort(key=lambda t: (not t.worse, t.name))
-    return RunDiff(base, head, tuple(changed), len(entries))
+    return RunDiff(base, head, tuple(changed), compared_count(base, head))
 
 
 def compare(old: Row | None, new: Row | None) -> tuple[FieldChange, ...]:

@@ -359,6 +359,22 @@ def test_the_diff_json_says_worse_for_ci(client: Client) -> None:
     assert data["head"]["diff_url"].endswith(f"/corpus/api/diff/?base={base.pk}&head={head.pk}")
 
 
+def test_the_diff_json_pages_its_templates_worse_first(client: Client) -> None:
+    entries = make_entries(5)
+    base = make_run(entries)
+    changed = {"tpl-000": {"content_mode": "NONE"}, "tpl-003": {"grammar": "fail"},
+               "tpl-004": {"content_mode": "NONE"}}
+    head = make_run(entries, **changed)
+    path = f"/corpus/api/diff/?base={base.pk}&head={head.pk}&per_page=2"
+    first = client.get(path).json()
+    assert (first["changed"], first["regressions"]) == (3, 1)
+    assert [t["name"] for t in first["templates"]] == ["tpl-003", "tpl-000"]
+    assert (first["page"]["pages"], first["page"]["count"]) == (2, 3)
+    second = client.get(first["page"]["next"]).json()
+    assert [t["name"] for t in second["templates"]] == ["tpl-004"]
+    assert second["page"]["next"] is None
+
+
 def test_latest_run_json_is_404_before_any_run_finished(client: Client) -> None:
     assert client.get("/corpus/api/runs/latest/").status_code == 404
 
