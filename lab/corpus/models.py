@@ -73,6 +73,12 @@ class CorpusRun(models.Model):
     round_trip_failed = models.PositiveIntegerField(default=0)
     grammar_failed = models.PositiveIntegerField(default=0)
     errors = models.PositiveIntegerField(default=0)
+    # The pass-rate chart's counts (lab.corpus.chart), so it reads 30 runs, not their rows:
+    # templates whose round trip / grammar passed, and those where it was checked at all.
+    round_trip_passed = models.PositiveIntegerField(default=0)
+    round_trip_checked = models.PositiveIntegerField(default=0)
+    grammar_passed = models.PositiveIntegerField(default=0)
+    grammar_checked = models.PositiveIntegerField(default=0)
     note = models.TextField(blank=True)
 
     class Meta:

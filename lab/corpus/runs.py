@@ -178,6 +178,7 @@ def close_run(run_id: int) -> CorpusRun | None:
         round_trip_failed=Count("pk", filter=Q(round_trip="fail")),
         grammar_failed=Count("pk", filter=Q(grammar="fail")),
         errors=Count("pk", filter=Q(status=CorpusResult.Status.ERROR)),
+        **rate_counts(),
     )
     for field, value in counts.items():
         setattr(run, field, value)
@@ -192,6 +193,17 @@ def close_run(run_id: int) -> CorpusRun | None:
     run.save()
     notify.announce(run_id, force=True)  # the dashboards watching it reload now
     return run
+
+
+def rate_counts() -> dict[str, Count]:
+    """The pass-rate counts of a run's rows, as aggregates (stored on the run when it closes)."""
+    checked = ("pass", "fail")  # a skip is neither a pass nor a failure
+    return {
+        "round_trip_passed": Count("pk", filter=Q(round_trip="pass")),
+        "round_trip_checked": Count("pk", filter=Q(round_trip__in=checked)),
+        "grammar_passed": Count("pk", filter=Q(grammar="pass")),
+        "grammar_checked": Count("pk", filter=Q(grammar__in=checked)),
+    }
 
 
 def close_pending_run(run_id: int) -> CorpusRun | None:

@@ -27,10 +27,12 @@ def dashboard_context(request: HttpRequest, run: CorpusRun | None) -> dict[str, 
     if run is None:
         return context
     filters = queries.Filters.from_query(request.GET)
+    page = queries.page_of(queries.filtered_rows(run, filters), request.GET.get("page"))
     context.update(
         filters=filters,
-        page=queries.page_of(queries.filtered_rows(run, filters), request.GET.get("page")),
-        completed=queries.completed(run),
+        page=page,
+        # Unfiltered, the pager has counted the run's rows already.
+        completed=queries.completed(run) if filters.active else page.paginator.count,
         formats=queries.choices(run, "tool_format"),
         reasoning_modes=queries.choices(run, "reasoning_mode"),
         verdicts=queries.VERDICTS,
