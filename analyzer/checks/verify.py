@@ -341,8 +341,17 @@ def render_case(subject: Subject, case: Case) -> Rendered | str:
     """Render the case in the first setting and shape that shows all of it; else say why not.
 
     A render that continues the generation prompt exactly wins over one that needed
-    realigning (see `generated_start`).
+    realigning (see `generated_start`). The robustness check renders the same base cases as the
+    verification of the same template: each is rendered once.
     """
+    return _rendered_case(subject.analysis, subject.chat, tuple(subject.kwargs.items()), case)
+
+
+@lru_cache(maxsize=64)
+def _rendered_case(analysis: Analysis, chat: ChatTemplate, kwargs: tuple[tuple[str, str], ...],
+                   case: Case) -> Rendered | str:
+    # The compiled template is compared by identity: the same object is the same template.
+    subject = Subject(analysis, chat, dict(kwargs))
     problems: list[str] = []
     realigned: Rendered | None = None
     for options in requests(subject, case):
