@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.db.models import Exists, OuterRef
@@ -44,11 +45,11 @@ class TemplateDiff:
     head: Row | None
     changes: tuple[FieldChange, ...]
 
-    @property
+    @cached_property  # read for sorting, counting and showing: computed once
     def worse(self) -> bool:
         return any(change.worse for change in self.changes)
 
-    @property
+    @cached_property
     def better(self) -> bool:
         return any(change.better for change in self.changes) and not self.worse
 
@@ -62,11 +63,11 @@ class RunDiff:
     templates: tuple[TemplateDiff, ...]  # changed ones only, worse first, then by name
     compared: int  # templates present in either run
 
-    @property
+    @cached_property  # the page and the JSON read these several times
     def regressions(self) -> tuple[TemplateDiff, ...]:
         return tuple(t for t in self.templates if t.worse)
 
-    @property
+    @cached_property
     def improvements(self) -> tuple[TemplateDiff, ...]:
         return tuple(t for t in self.templates if t.better)
 
