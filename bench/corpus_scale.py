@@ -15,9 +15,9 @@ at the end unless --keep) and a Valkey of its own:
   every run does the whole work. Reported: wall time (run created -> closed), templates/s,
   worker CPU per template (every process of the worker, the pool children and the analysis
   children they fork included) and the peak RSS of the worker's processes;
-- for sizes above --evaluate-up-to, the run's rows are copies of the evaluated run's rows (SQL,
-  said so in the output): what the pages read is the same columns, evaluating 10,000 templates
-  takes ~20 min of two cores;
+- for sizes above --evaluate-up-to, two runs whose rows are copies of the evaluated run's rows
+  (said so in the output), the second with 1% of its templates made worse: what the pages read
+  is the same columns, and evaluating 10,000 templates takes ~15 min of two cores;
 - after each size, the pages through a real uvicorn server (one process): dashboard, a deep
   dashboard page, a filtered and sorted dashboard, run history, run detail, diff, and the JSON
   API (run, latest, diff): p50 / p95 of --requests sequential GETs each after a warm-up, and
@@ -175,16 +175,21 @@ def timed_run(env: dict[str, str], work: Path, size: int, workers: int) -> RunFi
     return RunFigures(size, workers, wall, cpu / size * 1000, peak, total, run.errors)
 
 
-def copied_run(size: int) -> int:
-    """A closed run of every active entry whose rows copy the newest evaluated run's rows."""
+def copied_run(size: int, worse_share: float = 0.0) -> int:
+    """A closed run of every active entry whose rows copy the newest evaluated run's rows;
+    `worse_share` of them (spread evenly) with their grammar check failed, for the diff."""
     from django.utils import timezone
 
     from lab.corpus import runs
     from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
 
-    source = CorpusRun.objects.filter(status=CorpusRun.Status.DONE).order_by("-pk").first()
+    source = (
+        CorpusRun.objects.filter(status=CorpusRun.Status.DONE).exclude(trigger="bench")
+        .order_by("-pk").first()
+    )
     assert source is not None
     evaluated = list(CorpusResult.objects.filter(run=source).order_by("name"))
+    every = round(1 / worse_share) if worse_share else 0
     run = CorpusRun.objects.create(
         analyzer_version=source.analyzer_version, trigger="bench", total=size,
         started_at=timezone.now(), note="rows copied by bench/corpus_scale.py, not evaluated",
@@ -195,6 +200,8 @@ def copied_run(size: int) -> int:
         row = evaluated[number % len(evaluated)]
         row.pk, row.run_id, row.entry_id, row.name = None, run.pk, entry.pk, entry.name
         row.template_sha256 = entry.template.sha256
+        if every and number % every == 0:
+            row.grammar = "fail"
         batch.append(CorpusResult(**{f.attname: getattr(row, f.attname)
                                      for f in CorpusResult._meta.concrete_fields}))
         if len(batch) == 2000:
@@ -333,9 +340,12 @@ def bench(args: argparse.Namespace, work: Path, database: str) -> None:
                           f"({figures.total_rss_mb:.0f} MiB summed), {figures.errors} errors, "
                           f"load {load()}")
             else:
+                # Two runs of this size (the second with 1% of its templates made worse), so
+                # that the diff compares runs of one corpus, as it does after a change.
                 started = time.perf_counter()
                 copied_run(size)
-                print(f"run {size:,} templates: rows copied from the evaluated run "
+                copied_run(size, worse_share=0.01)
+                print(f"2 runs of {size:,} templates: rows copied from the evaluated run "
                       f"({time.perf_counter() - started:.1f} s), not evaluated")
             time_pages(env, work, size, args.requests)
     finally:
