@@ -4,7 +4,7 @@ from django.db import migrations, models
 from django.db.models import Count, Q
 
 
-def fill_rate_counts(apps, schema_editor):
+def fill_rate_counts(apps, schema_editor):  # type: ignore[no-untyped-def]
     """Count the pass rates of the runs closed before the chart read them from the run."""
     run_model = apps.get_model("corpus", "CorpusRun")
     result_model = apps.get_model("corpus", "CorpusResult")
