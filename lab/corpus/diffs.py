@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from lab.corpus.models import SUMMARY_FIELDS, CorpusResult, CorpusRun
 
@@ -87,33 +87,40 @@ def differing_summaries(run: CorpusRun, other: CorpusRun) -> dict[int, Row]:
     unchanged = Exists(
         CorpusResult.objects.filter(run=other, entry_id=OuterRef("entry_id"), **same)
     )
-    rows = CorpusResult.objects.filter(run=run).exclude(unchanged)
-    return {row["entry_id"]: row for row in rows.values("id", "entry_id", *SUMMARY_FIELDS)}
+    return _by_entry(CorpusResult.objects.filter(run=run).exclude(unchanged))
 
 
-def compared_count(base: CorpusRun, head: CorpusRun) -> int:
-    """How many templates are in either run (two counts)."""
-    in_head = CorpusResult.objects.filter(run=head)
-    only_in_base = CorpusResult.objects.filter(run=base).exclude(
-        entry_id__in=in_head.values("entry_id")
+def counterparts(base: CorpusRun, head: CorpusRun, changed: Iterable[int]) -> dict[int, Row]:
+    """The base run's rows of the changed templates and of those the head run lacks (one query)."""
+    in_head = CorpusResult.objects.filter(run=head).values("entry_id")
+    rows = CorpusResult.objects.filter(run=base).filter(
+        Q(entry_id__in=list(changed)) | ~Q(entry_id__in=in_head)
     )
-    return in_head.count() + only_in_base.count()
+    return _by_entry(rows)
+
+
+def _by_entry(rows: QuerySet[CorpusResult]) -> dict[int, Row]:
+    fields = ("id", "entry_id", *SUMMARY_FIELDS)
+    return {row["entry_id"]: row for row in rows.order_by().values(*fields)}
 
 
 def diff_runs(base: CorpusRun, head: CorpusRun) -> RunDiff:
-    """Compare two runs (four queries, reading only the rows that changed)."""
-    before, after = differing_summaries(base, head), differing_summaries(head, base)
+    """Compare two runs (three queries, reading only the rows that changed)."""
+    after = differing_summaries(head, base)
+    before = counterparts(base, head, after.keys())
     changed = []
     for entry in before.keys() | after.keys():
-        # A row that differs is read from both runs; one read from one run only is missing in
-        # the other (equality is symmetric).
+        # A head row that differs is read with its base row; a base row read without a head
+        # row is missing in the head run (and a head row without a base row is new).
         old, new = before.get(entry), after.get(entry)
         changes = compare(old, new)
         if changes:
             name = str((new or old or {}).get("name", ""))
             changed.append(TemplateDiff(name, old, new, changes))
     changed.sort(key=lambda t: (not t.worse, t.name))
-    return RunDiff(base, head, tuple(changed), compared_count(base, head))
+    only_in_base = len(before.keys() - after.keys())
+    compared = CorpusResult.objects.filter(run=head).count() + only_in_base
+    return RunDiff(base, head, tuple(changed), compared)
 
 
 def compare(old: Row | None, new: Row | None) -> tuple[FieldChange, ...]:

@@ -375,6 +375,21 @@ def test_the_diff_json_pages_its_templates_worse_first(client: Client) -> None:
     assert second["page"]["next"] is None
 
 
+def test_the_diff_lists_templates_missing_from_either_run_and_counts_both(
+    client: Client,
+) -> None:
+    entries = make_entries(4)
+    base = make_run(entries[:3])
+    head = make_run(entries[1:], **{"tpl-002": {"grammar": "fail"}})
+    data = client.get(f"/corpus/api/diff/?base={base.pk}&head={head.pk}").json()
+    assert data["compared"] == 4
+    changes = {t["name"]: t["changes"][0] for t in data["templates"]}
+    assert sorted(changes) == ["tpl-000", "tpl-002", "tpl-003"]  # tpl-001 is unchanged
+    assert (changes["tpl-000"]["before"], changes["tpl-000"]["after"]) == ("present", "absent")
+    assert (changes["tpl-003"]["before"], changes["tpl-003"]["after"]) == ("absent", "present")
+    assert changes["tpl-002"]["field"] == "grammar" and changes["tpl-002"]["worse"]
+
+
 def test_latest_run_json_is_404_before_any_run_finished(client: Client) -> None:
     assert client.get("/corpus/api/runs/latest/").status_code == 404
 
