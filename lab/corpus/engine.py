@@ -99,7 +99,7 @@ def evaluate(template: Template, analysis_json: str) -> Evaluation:
         reasoning_mode=analysis.reasoning.mode.value,
         content_mode=analysis.content.mode.value,
         key_markers=" ".join(analysis.preserved_tokens)[:500],
-        markers=markers_of(analyzer.analysis_to_json(analysis)),
+        markers=markers_of(analysis_json),  # the canonical JSON of this very analysis
         round_trip=verification.round_trip.value,
         grammar=verification.grammar.value,
         **case_counts(verification),
