@@ -23,8 +23,9 @@ at the end unless --keep) and a Valkey of its own:
   API (run, latest, diff): p50 / p95 of --requests sequential GETs each after a warm-up, and
   the SQL queries of one request (Django's CaptureQueriesContext, in this process).
 
-Takes ~6 min with the defaults on a quiet 2-core machine (1,000 templates evaluated twice,
-10,000 imported and copied); wall-clock figures on a shared machine: note the load.
+Takes ~8-10 min with the defaults on a quiet 2-core machine (1,000 templates evaluated twice,
+10,000 imported and copied; 1,153 s at load 5-8); wall-clock figures on a shared machine:
+note the load.
 """
 
 from __future__ import annotations
