@@ -80,7 +80,7 @@ def compiled(
 ) -> ChatTemplate:
     """compile_template, once per process (Jinja compilation dominates a cold analysis)."""
     if mode is RenderMode.LENIENT:
-        return compiled(source, bos_token, eos_token).in_mode(mode)
+        return compiled(source, bos_token, eos_token, RenderMode.HF).in_mode(mode)
     return compile_template(source, bos_token, eos_token, mode)
 
 
