@@ -147,6 +147,19 @@ class ValueText(p.Expr):
         answer for the usual value: no `<` in it)."""
         return any(text.find(lead, start, end) >= 0 for lead in self.leads)
 
+    def settle(self, text: str, at: int) -> int:
+        # No stop, tag or closing can begin in text without their leads: it reads on to the
+        # end of text, short of the trailing whitespace left for the closing (as _wait does).
+        rest = text[at:] if at else text
+        if not self._has_lead(rest, 0, len(rest)):
+            return at + len(rest.rstrip(SPACE))
+        # All of it may still begin a marker (the closing tag coming): held where it was,
+        # unless a whole stop or the closing is already in it.
+        if (any(len(rest) < len(m) and m.startswith(rest) for m in self.markers)
+                and self.end not in rest and not self.stops.pattern.search(rest)):
+            return at
+        return -1
+
     def describe(self) -> str:
         return f"value-text({self.end!r})"
 

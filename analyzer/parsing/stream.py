@@ -17,8 +17,7 @@ ones the run would have given.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from analyzer.parsing.deviations import Deviation, collected
 from analyzer.parsing.mapper import Fragment, MessageBuilder
@@ -31,9 +30,11 @@ from analyzer.peg.parser import run
 from analyzer.peg.state import Event, MatchState
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallDelta:
-    """A change to one tool call: its header (id, name) or more argument text."""
+class ToolCallDelta(NamedTuple):
+    """A change to one tool call: its header (id, name) or more argument text.
+
+    A named tuple (immutable, and several times cheaper to build than a frozen dataclass:
+    a 1-byte stream builds one per character of arguments)."""
 
     index: int
     id: str | None = None
@@ -57,9 +58,8 @@ class ToolCallDelta:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """One streamed change to the assistant message."""
+class Delta(NamedTuple):
+    """One streamed change to the assistant message (immutable, see ToolCallDelta)."""
 
     content: str | None = None
     reasoning_content: str | None = None
@@ -77,18 +77,32 @@ class Delta:
         return data
 
 
+# A quiet stream's capture when the run that left it did not show it (it captured nothing).
+UNKNOWN: Any = object()
+
+
+class Quiet(NamedTuple):
+    """A stream whose next chunks may need no run: the leaf that waits, where it waits (in the
+    buffer), and the capture it stretches (None: none, UNKNOWN: not seen)."""
+
+    leaf: Expr
+    at: int
+    capture: Any
+
+
 def delta_of(fragment: Fragment) -> Delta:
-    """Turn one message fragment into a delta."""
-    if fragment.kind == "content":
-        return Delta(content=fragment.text)
-    if fragment.kind == "reasoning":
-        return Delta(reasoning_content=fragment.text)
-    if fragment.kind == "tool":
+    """Turn one message fragment into a delta (tuples built directly: the hot path)."""
+    kind = fragment.kind
+    if kind == "args":
+        return new_delta((None, None, (new_call((fragment.call, None, None, fragment.text)),)))
+    if kind == "content":
+        return new_delta((fragment.text, None, ()))
+    if kind == "reasoning":
+        return new_delta((None, fragment.text, ()))
+    if kind == "tool":
         header = ToolCallDelta(fragment.call, fragment.id, fragment.name, "")
         return Delta(tool_calls=(header,))
-    if fragment.kind == "id":
-        return Delta(tool_calls=(ToolCallDelta(fragment.call, id=fragment.id),))
-    return Delta(tool_calls=(ToolCallDelta(fragment.call, arguments=fragment.text),))
+    return Delta(tool_calls=(ToolCallDelta(fragment.call, id=fragment.id),))
 
 
 def merge_fragments(fragments: list[Fragment]) -> list[Fragment]:
@@ -102,6 +116,16 @@ def merge_fragments(fragments: list[Fragment]) -> list[Fragment]:
         else:
             merged.append(fragment)
     return merged
+
+
+def new_delta(fields: tuple[Any, ...]) -> Delta:
+    """Build a Delta from all its fields, without the keyword handling of Delta()."""
+    return tuple.__new__(Delta, fields)
+
+
+def new_call(fields: tuple[Any, ...]) -> ToolCallDelta:
+    """Build a ToolCallDelta from all its fields (see new_delta)."""
+    return tuple.__new__(ToolCallDelta, fields)
 
 
 class StreamParser:
@@ -121,52 +145,62 @@ class StreamParser:
         self.memo: dict[Any, Any] = {}  # lookaheads left undecided, for the next chunk
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
-        self.quiet: tuple[frozenset[str], Event | None] | None = None
+        self.quiet: Quiet | None = None
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
         if self.finished:
             raise ValueError("feed() after finish()")
-        self.buffer += chunk
-        if self.watch.pending:
-            self.watch.received(chunk)
+        self.buffer = buffer = self.buffer + chunk
+        watch = self.watch
+        if watch.pending:
+            watch.received(chunk)
         quiet = self.quiet
-        if quiet is not None and quiet[0].isdisjoint(chunk):
-            deltas = self._quiet(quiet[1])
+        end = -1 if quiet is None else quiet.leaf.settle(buffer, quiet.at)
+        if end >= 0 and (end == quiet.at or quiet.capture is not UNKNOWN):  # type: ignore[union-attr]
+            deltas = self._quiet(end)
         else:
             deltas = self._advance(partial=True)
-        if self.watch.pending:
-            self.watch.settle(final=False)
+        if watch.pending:
+            watch.settle(final=False)
         return deltas
 
-    def _quiet(self, capture: Event | None) -> list[Delta]:
-        """Give a skipped run's deltas: its capture over the whole buffer."""
-        size = len(self.buffer)
+    def _quiet(self, end: int) -> list[Delta]:
+        """Give a skipped run's deltas: its capture stretched to end, all of it final."""
+        quiet = self.quiet
+        assert quiet is not None
+        if end == quiet.at:
+            return []  # the leaf waits where it did: nothing new is certain
+        capture = quiet.capture
         deltas = []
         if capture is not None:
-            role, _, _, flags, info = capture
-            deltas = self._emit([(role, 0, size, flags, info)])
-        self._drop(size)
+            role, _, _, flags, info = capture  # type: ignore[misc]
+            deltas = self._emit([(role, 0, end, flags, info)])
+        self._drop(end)
         return deltas
 
-    def _steady(self, state: MatchState) -> tuple[frozenset[str], Event | None] | None:
-        """Tell whether the run that left this state would repeat itself on a quiet chunk.
+    def _steady(self, state: MatchState) -> Quiet | None:
+        """Tell whether the run that left this state would repeat itself while its leaf
+        settles new text (`Expr.settle`), and how.
 
-        It must have resumed from the expression it was given, at the end of the text, in a
-        leaf that names its wake characters, with every event final and at most one capture,
-        over the whole text."""
-        size = len(self.buffer)
-        if state.resume is not self.expr or state.resume_pos != size or not size:
+        With every event final, a leaf that waits where it did (a literal not complete yet,
+        even inside held text) changes nothing. When the run also resumed from the expression
+        it was given, in the leaf, at the start of the text, with at most one capture from
+        there to where the leaf waits, the leaf reading on stretches that capture."""
+        leaf, events = state.leaf, state.events
+        if not isinstance(leaf, Expr) or state.commit_events != len(events):
             return None
-        wake = state.leaf.wake if isinstance(state.leaf, Expr) else None
-        events = state.events
-        if wake is None or state.commit_events != len(events) or len(events) > 1:
+        resume_pos, size = state.resume_pos, len(self.buffer)
+        at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
+        if at < 0:
             return None
+        if at or state.resume is not self.expr or not size:
+            return Quiet(leaf, at, UNKNOWN)
         if not events:
-            return wake, None
-        if events[0][1:3] != (0, size):
-            return None
-        return wake, events[0]
+            return Quiet(leaf, 0, None if resume_pos == size else UNKNOWN)
+        if len(events) > 1 or events[0][1] != 0 or events[0][2] != resume_pos or not resume_pos:
+            return Quiet(leaf, 0, UNKNOWN)
+        return Quiet(leaf, 0, events[0])
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
@@ -231,9 +265,18 @@ class StreamParser:
 
     def _emit(self, events: list[Event]) -> list[Delta]:
         """Map final events to deltas (and note the problems among them)."""
+        if not events:
+            return []
         self.watch.noted(events, self.buffer, self.origin)
-        self.builder.apply_all(events, self.buffer)
-        return [delta_of(f) for f in merge_fragments(self.builder.take_fragments())]
+        builder = self.builder
+        builder.apply_all(events, self.buffer)
+        fragments = builder.fragments
+        if not fragments:
+            return []
+        builder.fragments = []
+        if len(fragments) == 1:
+            return [delta_of(fragments[0])]
+        return [delta_of(f) for f in merge_fragments(fragments)]
 
     def _drop(self, pos: int) -> None:
         """Forget the text before pos: it is final."""

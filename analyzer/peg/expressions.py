@@ -36,6 +36,19 @@ class Expr:
         """Match at pos; return the end position, FAIL or NEED."""
         raise NotImplementedError
 
+    def settle(self, text: str, at: int) -> int:
+        """For a leaf whose input ran out at `at` in the last run: where it would run out
+        again on text (the same text up to the end of the last run, then more), or -1 when
+        the new text may decide something. A stream uses it to skip runs that could not
+        change anything (see parsing/stream.py).
+
+        The default reads `wake`: text holding none of those characters after `at` changes
+        nothing but how far the leaf reads."""
+        wake = self.wake
+        if wake is None or not wake.isdisjoint(text[at:] if at else text):
+            return -1
+        return len(text)
+
     def describe(self) -> str:
         """Return this expression in readable PEG notation."""
         raise NotImplementedError

@@ -44,6 +44,11 @@ class Literal(Expr):
             return st.need(self, pos, pos)
         return st.fail(pos, f"`{self.text}`")
 
+    def settle(self, text: str, at: int) -> int:
+        # More of the literal, not all of it: it waits where it did.
+        rest = len(text) - at
+        return at if rest < self.size and self.text.startswith(text[at:]) else -1
+
     def describe(self) -> str:
         return quote(self.text)
 
