@@ -145,7 +145,10 @@ class ValueText(p.Expr):
     def _has_lead(self, text: str, start: int, end: int) -> bool:
         """Tell whether a stop, a tag or the closing may begin in text[start:end] (the fast
         answer for the usual value: no `<` in it)."""
-        return any(text.find(lead, start, end) >= 0 for lead in self.leads)
+        leads = self.leads
+        if len(leads) == 1:
+            return text.find(leads, start, end) >= 0
+        return any(text.find(lead, start, end) >= 0 for lead in leads)
 
     def settle(self, text: str, at: int) -> int:
         # No stop, tag or closing can begin in text without their leads: it reads on to the

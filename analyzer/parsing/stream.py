@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from analyzer.parsing.deviations import Deviation, collected
-from analyzer.parsing.mapper import Fragment, MessageBuilder
+from analyzer.parsing.mapper import HANDLERS, Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
-from analyzer.peg import Expr, ParseProblem, Parser, PegParseError
+from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import resumed
 from analyzer.peg.parser import run
@@ -76,6 +76,11 @@ class Delta(NamedTuple):
             data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         return data
 
+
+# Tentative events a stream may leave tentative while a leaf waits: the message does not
+# show them (a call's start shows with its name), so whether a run made them final before
+# the next one does changes no delta.
+SILENT = frozenset({Role.TOOL_OPEN})
 
 # A quiet stream's capture when the run that left it did not show it (it captured nothing).
 UNKNOWN: Any = object()
@@ -172,10 +177,20 @@ class StreamParser:
         if end == quiet.at:
             return []  # the leaf waits where it did: nothing new is certain
         capture = quiet.capture
-        deltas = []
+        deltas: list[Delta] = []
         if capture is not None:
-            role, _, _, flags, info = capture  # type: ignore[misc]
-            deltas = self._emit([(role, 0, end, flags, info)])
+            role, _, _, flags, info = capture
+            if role is Role.PROBLEM or role is Role.DEVIATION:
+                deltas = self._emit([(role, 0, end, flags, info)])
+            else:  # _emit's work for one text capture, without its generality
+                handler = HANDLERS.get(role)
+                builder = self.builder
+                if handler is not None:
+                    handler(builder, self.buffer[:end], flags, info)
+                fragments = builder.fragments
+                if fragments:
+                    builder.fragments = []
+                    deltas = [delta_of(f) for f in merge_fragments(fragments)]
         self._drop(end)
         return deltas
 
@@ -183,18 +198,21 @@ class StreamParser:
         """Tell whether the run that left this state would repeat itself while its leaf
         settles new text (`Expr.settle`), and how.
 
-        With every event final, a leaf that waits where it did (a literal not complete yet,
+        With every event final (or silent), a leaf that waits where it did (a literal not complete yet,
         even inside held text) changes nothing. When the run also resumed from the expression
         it was given, in the leaf, at the start of the text, with at most one capture from
         there to where the leaf waits, the leaf reading on stretches that capture."""
         leaf, events = state.leaf, state.events
-        if not isinstance(leaf, Expr) or state.commit_events != len(events):
+        if not isinstance(leaf, Expr):
             return None
+        tentative = events[state.commit_events :]
+        if any(event[0] not in SILENT for event in tentative):
+            return None  # a later run may make them final: they must not be held back
         resume_pos, size = state.resume_pos, len(self.buffer)
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
-        if at or state.resume is not self.expr or not size:
+        if tentative or at or state.resume is not self.expr or not size:
             return Quiet(leaf, at, UNKNOWN)
         if not events:
             return Quiet(leaf, 0, None if resume_pos == size else UNKNOWN)

@@ -120,13 +120,15 @@ class Sequence(Expr):
         self.items = items
 
     def match(self, st: MatchState, pos: int) -> int:
-        for index, item in enumerate(self.items):
+        index = 0
+        for item in self.items:
             end = item.match(st, pos)
             if end < 0:
                 if end == NEED:
                     self._continue(st, index)
                 return end
             pos = end
+            index += 1
         return pos
 
     def _continue(self, st: MatchState, index: int) -> None:
