@@ -198,10 +198,11 @@ class StreamParser:
         """Tell whether the run that left this state would repeat itself while its leaf
         settles new text (`Expr.settle`), and how.
 
-        With every event final (or silent), a leaf that waits where it did (a literal not complete yet,
-        even inside held text) changes nothing. When the run also resumed from the expression
-        it was given, in the leaf, at the start of the text, with at most one capture from
-        there to where the leaf waits, the leaf reading on stretches that capture."""
+        With every event final (or silent), a leaf that waits where it did (a literal not
+        complete yet, even inside held text) changes nothing. When the run also resumed from
+        the expression it was given, in the leaf, at the start of the text, with at most one
+        capture from there to where the leaf waits, the leaf reading on stretches that
+        capture."""
         leaf, events = state.leaf, state.events
         if not isinstance(leaf, Expr):
             return None
