@@ -150,7 +150,7 @@ class ValueText(p.Expr):
             return text.find(leads, start, end) >= 0
         return any(text.find(lead, start, end) >= 0 for lead in leads)
 
-    def settle(self, text: str, at: int) -> int:
+    def waiting_end(self, text: str, at: int) -> int:
         # No stop, tag or closing can begin in text without their leads: it reads on to the
         # end of text, short of the trailing whitespace left for the closing (as _wait does).
         rest = text[at:] if at else text

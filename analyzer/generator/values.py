@@ -92,7 +92,7 @@ class PaddedLiteral(p.Expr):
             return st.need(self, pos, pos)
         return st.fail(pos, f"`{self.text}`")
 
-    def settle(self, text: str, at: int) -> int:
+    def waiting_end(self, text: str, at: int) -> int:
         # Less than `pad text` or than `text`: it waits where it did.
         rest = text[at:]
         if len(rest) < len(self.whole) and self.whole.startswith(rest):

@@ -148,6 +148,7 @@ class StreamParser:
         self.finished = False
         self.watch = ProblemWatch()
         self.memo: dict[Any, Any] = {}  # lookaheads left undecided, for the next chunk
+        self.gone: list[str] = []  # text skipped runs dropped, not yet past the origin
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
@@ -161,7 +162,7 @@ class StreamParser:
         if watch.pending:
             watch.received(chunk)
         quiet = self.quiet
-        end = -1 if quiet is None else quiet.leaf.settle(buffer, quiet.at)
+        end = -1 if quiet is None else quiet.leaf.waiting_end(buffer, quiet.at)
         if end >= 0 and (end == quiet.at or quiet.capture is not UNKNOWN):  # type: ignore[union-attr]
             deltas = self._quiet(end)
         else:
@@ -181,6 +182,7 @@ class StreamParser:
         if capture is not None:
             role, _, _, flags, info = capture
             if role is Role.PROBLEM or role is Role.DEVIATION:
+                self._forget("")
                 deltas = self._emit([(role, 0, end, flags, info)])
             else:  # _emit's work for one text capture, without its generality
                 handler = HANDLERS.get(role)
@@ -191,12 +193,14 @@ class StreamParser:
                 if fragments:
                     builder.fragments = []
                     deltas = [delta_of(f) for f in merge_fragments(fragments)]
-        self._drop(end)
+        # Dropped lazily: the origin is only read by the next run (or a problem's event).
+        self.gone.append(self.buffer[:end])
+        self.buffer = self.buffer[end:]
         return deltas
 
     def _steady(self, state: MatchState) -> Quiet | None:
         """Tell whether the run that left this state would repeat itself while its leaf
-        settles new text (`Expr.settle`), and how.
+        reads new text (`Expr.waiting_end`), and how.
 
         With every event final (or silent), a leaf that waits where it did (a literal not
         complete yet, even inside held text) changes nothing. When the run also resumed from
@@ -232,6 +236,8 @@ class StreamParser:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
         self.quiet = None
+        if self.gone:
+            self._forget("")
         while not self.raw:
             try:
                 result = run(self.expr, self.buffer, 0, partial=partial, origin=self.origin,
@@ -301,13 +307,20 @@ class StreamParser:
         """Forget the text before pos: it is final."""
         if pos == 0:
             return
-        gone = self.buffer[:pos]
+        self._forget(self.buffer[:pos])
+        self.buffer = self.buffer[pos:]
+
+    def _forget(self, gone: str) -> None:
+        """Move the origin past text dropped from the buffer (skipped runs' text first)."""
+        if self.gone:
+            self.gone.append(gone)
+            gone, self.gone = "".join(self.gone), []
         self.watch.dropped(gone)
         offset, line, column = self.origin
+        pos = len(gone)
         newlines = gone.count("\n")
         column = pos - gone.rfind("\n") if newlines else column + pos
         self.origin = (offset + pos, line + newlines, column)
-        self.buffer = self.buffer[pos:]
         if self.memo:  # lookaheads that started in the dropped text never run again
             self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset + pos}
 

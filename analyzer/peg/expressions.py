@@ -36,7 +36,7 @@ class Expr:
         """Match at pos; return the end position, FAIL or NEED."""
         raise NotImplementedError
 
-    def settle(self, text: str, at: int) -> int:
+    def waiting_end(self, text: str, at: int) -> int:
         """For a leaf whose input ran out at `at` in the last run: where it would run out
         again on text (the same text up to the end of the last run, then more), or -1 when
         the new text may decide something. A stream uses it to skip runs that could not
@@ -217,10 +217,12 @@ class Choice(Expr):
         running it (a stream asks this again on every chunk while the choice is open)."""
         assert self.leads is not None  # match() computed them
         text = st.text
+        # An input that ends inside an alternative's literal prefix cannot fail it yet: only
+        # the others are run to see.
         later = tuple(
             alt for alt, lead, _ in self.leads[index + 1 :]
-            if (not lead or text.startswith(lead, pos) or _may_start(st, pos, lead))
-            and _may_match(alt, st, pos)
+            if (_may_start(st, pos, lead) if lead and not text.startswith(lead, pos)
+                else _may_match(alt, st, pos))
         )
         if later and index == 0 and len(later) == len(self.alternatives) - 1:
             st.hold_back(self, pos, events)  # all still open: the same choice (a stream's

@@ -48,7 +48,7 @@ class Literal(Expr):
             return FAIL  # a farther failure is already the one a trace shows
         return st.fail(pos, self.expected)
 
-    def settle(self, text: str, at: int) -> int:
+    def waiting_end(self, text: str, at: int) -> int:
         # More of the literal, not all of it: it waits where it did.
         rest = len(text) - at
         return at if rest < self.size and self.text.startswith(text[at:]) else -1

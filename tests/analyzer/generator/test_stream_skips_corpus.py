@@ -1,4 +1,4 @@
-"""A stream that skips runs (`Expr.settle`, analyzer/parsing/stream.py) must give exactly the
+"""A stream that skips runs (`Expr.waiting_end`, analyzer/parsing/stream.py) must give exactly the
 deltas and deviations of one that runs the grammar on every chunk, for every template's own
 rendering of a call, cut into chunks of several sizes, clean and with a closing left out."""
 
