@@ -190,7 +190,10 @@ class StreamParser:
                 if handler is not None:
                     handler(builder, self.buffer[:end], flags, info)
                 fragments = builder.fragments
-                if fragments:
+                if len(fragments) == 1:
+                    builder.fragments = []
+                    deltas = [delta_of(fragments[0])]
+                elif fragments:
                     builder.fragments = []
                     deltas = [delta_of(f) for f in merge_fragments(fragments)]
         # Dropped lazily: the origin is only read by the next run (or a problem's event).
