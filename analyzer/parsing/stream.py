@@ -36,7 +36,7 @@ class ToolCallDelta(NamedTuple):
     A named tuple (immutable, and several times cheaper to build than a frozen dataclass:
     a 1-byte stream builds one per character of arguments)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the OpenAI field (shadows tuple.index)
     id: str | None = None
     name: str | None = None
     arguments: str | None = None
@@ -88,11 +88,16 @@ UNKNOWN: Any = object()
 
 class Quiet(NamedTuple):
     """A stream whose next chunks may need no run: the leaf that waits, where it waits (in the
-    buffer), and the capture it stretches (None: none, UNKNOWN: not seen)."""
+    buffer), the capture it stretches (None: none, UNKNOWN: not seen), and how that capture's
+    text maps to deltas (found at the first stretch; NO_SINK: through the mapper's handler)."""
 
     leaf: Expr
     at: int
     capture: Any
+    sink: Any = None
+
+
+NO_SINK: Any = object()
 
 
 def delta_of(fragment: Fragment) -> Delta:
@@ -180,26 +185,51 @@ class StreamParser:
         capture = quiet.capture
         deltas: list[Delta] = []
         if capture is not None:
-            role, _, _, flags, info = capture
-            if role is Role.PROBLEM or role is Role.DEVIATION:
-                self._forget("")
-                deltas = self._emit([(role, 0, end, flags, info)])
-            else:  # _emit's work for one text capture, without its generality
-                handler = HANDLERS.get(role)
-                builder = self.builder
-                if handler is not None:
-                    handler(builder, self.buffer[:end], flags, info)
-                fragments = builder.fragments
-                if len(fragments) == 1:
-                    builder.fragments = []
-                    deltas = [delta_of(fragments[0])]
-                elif fragments:
-                    builder.fragments = []
-                    deltas = [delta_of(f) for f in merge_fragments(fragments)]
+            sink = quiet.sink
+            if sink is None:
+                sink = self._sink(capture)
+                self.quiet = quiet._replace(sink=sink)
+            if sink is NO_SINK:
+                deltas = self._stretch(capture, end)
+            else:  # the mapping of one text capture, straight to its delta
+                sent = sink[0](self.buffer[:end])
+                if sent:
+                    deltas = [tuple.__new__(Delta, sink[1](sent))]
         # Dropped lazily: the origin is only read by the next run (or a problem's event).
         self.gone.append(self.buffer[:end])
         self.buffer = self.buffer[end:]
         return deltas
+
+    def _sink(self, capture: Event) -> Any:
+        """Return (text sink, delta fields of its text) for a capture, or NO_SINK."""
+        role, _, _, flags, info = capture
+        if role is Role.PROBLEM or role is Role.DEVIATION:
+            return NO_SINK
+        sink = self.builder.text_sink(role, flags, info)
+        if sink is None:
+            return NO_SINK
+        if role is Role.CONTENT:
+            return sink, lambda text: (text, None, ())
+        if role is Role.REASONING:
+            return sink, lambda text: (None, text, ())
+        index = len(self.builder.calls) - 1
+        return sink, lambda text: (None, None, (new_call((index, None, None, text)),))
+
+    def _stretch(self, capture: Event, end: int) -> list[Delta]:
+        """Map the capture stretched over buffer[:end] as a run would."""
+        role, _, _, flags, info = capture
+        if role is Role.PROBLEM or role is Role.DEVIATION:
+            self._forget("")
+            return self._emit([(role, 0, end, flags, info)])
+        handler = HANDLERS.get(role)
+        builder = self.builder
+        if handler is not None:
+            handler(builder, self.buffer[:end], flags, info)
+        fragments = builder.fragments
+        if not fragments:
+            return []
+        builder.fragments = []
+        return [delta_of(f) for f in merge_fragments(fragments)]
 
     def _steady(self, state: MatchState) -> Quiet | None:
         """Tell whether the run that left this state would repeat itself while its leaf
