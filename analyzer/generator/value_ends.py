@@ -86,7 +86,7 @@ def declared_names(b: Build) -> list[str]:
 class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
-    __slots__ = ("end", "pad", "stops", "markers", "leads", "wake")
+    __slots__ = ("end", "pad", "stops", "markers", "leads", "wake", "lead")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
@@ -94,6 +94,7 @@ class ValueText(p.Expr):
         self.stops = stops
         self.markers = (pad + end, end, *stops.markers, *stops.mismatched)
         self.leads = "".join(dict.fromkeys(stops.leads + end[:1]))
+        self.lead = self.leads if len(self.leads) == 1 else ""  # the usual case: just `<`
         # What can move where a waiting value's certain text ends: a marker's first character,
         # or whitespace (trailing whitespace is left for the closing).
         self.wake = first_chars(self.markers) | frozenset(SPACE)
@@ -154,7 +155,7 @@ class ValueText(p.Expr):
         # No stop, tag or closing can begin in text without their leads: it reads on to the
         # end of text, short of the trailing whitespace left for the closing (as _wait does).
         rest = text[at:] if at else text
-        if not self._has_lead(rest, 0, len(rest)):
+        if self.lead not in rest if self.lead else not self._has_lead(rest, 0, len(rest)):
             return at + len(rest.rstrip(SPACE))
         # All of it may still begin a marker (the closing tag coming): held where it was,
         # unless a whole stop or the closing is already in it.

@@ -375,16 +375,21 @@ class Accumulator:
 
     def add(self, delta: Delta) -> None:
         """Apply one delta."""
-        if delta.content:
-            self.content.append(delta.content)
-        if delta.reasoning_content:
-            self.reasoning.append(delta.reasoning_content)
-        for change in delta.tool_calls:
-            call = self.calls.setdefault(change.index, {"id": "", "name": "", "arguments": []})
-            call["id"] = change.id if change.id is not None else call["id"]
-            call["name"] = change.name if change.name is not None else call["name"]
-            if change.arguments:
-                call["arguments"].append(change.arguments)
+        content, reasoning, tool_calls = delta
+        if content:
+            self.content.append(content)
+        if reasoning:
+            self.reasoning.append(reasoning)
+        for index, call_id, name, arguments in tool_calls:
+            call = self.calls.get(index)
+            if call is None:
+                call = self.calls[index] = {"id": "", "name": "", "arguments": []}
+            if call_id is not None:
+                call["id"] = call_id
+            if name is not None:
+                call["name"] = name
+            if arguments:
+                call["arguments"].append(arguments)
 
     def message(self) -> Message:
         """Return the message the deltas so far make."""
