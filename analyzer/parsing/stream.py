@@ -241,10 +241,11 @@ class StreamParser:
         capture from there to where the leaf waits, the leaf reading on stretches that
         capture."""
         leaf, events = state.leaf, state.events
-        if not isinstance(leaf, Expr):
-            return None
-        tentative = events[state.commit_events :]
-        if any(event[0] not in SILENT for event in tentative):
+        if not isinstance(leaf, Expr) or (
+                leaf.wake is None and type(leaf).waiting_end is Expr.waiting_end):
+            return None  # a leaf that cannot tell (a JSON scan): every chunk runs
+        tentative = events[state.commit_events :] if state.commit_events != len(events) else ()
+        if tentative and any(event[0] not in SILENT for event in tentative):
             return None  # a later run may make them final: they must not be held back
         resume_pos, size = state.resume_pos, len(self.buffer)
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
