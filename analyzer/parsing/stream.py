@@ -5,13 +5,13 @@ engine reports (an expression and a position past everything certain), drops the
 it and maps the final captures to deltas; the next chunk re-runs from there, not from the
 start, so streaming costs time linear in the output length.
 
-A run can also be skipped. When the engine resumed from the very expression it was given,
-consumed the whole chunk and stopped in a leaf that declares which characters could change
-its outcome (`Expr.wake`: a scan up to markers waits for their first characters), a next
-chunk holding none of them would give the same outcome again: the same resume point at the
-end of the text, and the same capture (at most one) stretched over the chunk. The stream then
-produces that outcome without running the grammar; the events, and so the deltas, are the
-ones the run would have given.
+A run can also be skipped. The leaf whose input ran out last says where it would run out
+again on the longer text (`Expr.waiting_end`: a literal not complete yet waits where it did,
+a scan up to markers reads on while no marker can begin). When it would wait where it did,
+with every event of the last run final, nothing changes; when the run resumed from the very
+expression it was given, in that leaf, with at most one capture up to where it waits, the
+capture stretches to the new end. The stream then produces that outcome without running the
+grammar; the events, and so the deltas, are the ones the run would have given.
 """
 
 from __future__ import annotations
