@@ -92,6 +92,13 @@ class PaddedLiteral(p.Expr):
             return st.need(self, pos, pos)
         return st.fail(pos, f"`{self.text}`")
 
+    def waiting_end(self, text: str, at: int) -> int:
+        # Less than `pad text` or than `text`: it waits where it did.
+        rest = text[at:]
+        if len(rest) < len(self.whole) and self.whole.startswith(rest):
+            return at
+        return at if len(rest) < len(self.text) and self.text.startswith(rest) else -1
+
     def describe(self) -> str:
         return f"{self.pad!r}? {self.text!r}"
 
