@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import NAME_END, Build, maybe, one_of_leading, spaced
+from analyzer.generator.build import NAME_END, Build, closing, one_of_leading, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.model import CallIdPosition
@@ -35,8 +35,8 @@ def function_call(b: Build, name: str) -> p.Expr:
     args = b.analysis.tools.arguments
     rest = (
         id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + spaced(args.start) + p.space()
-        + arguments_value(b) + maybe(args.end) + id_at(b, CallIdPosition.POST_ARGS)
-        + maybe(b.analysis.tools.function.close)
+        + arguments_value(b) + closing(args.end) + id_at(b, CallIdPosition.POST_ARGS)
+        + closing(b.analysis.tools.function.close)
     )
     return p.tool(function_head(b, name, True) + p.commit() + rest)
 

@@ -15,6 +15,7 @@ import re
 
 from analyzer import peg as p
 from analyzer.generator.build import Build
+from analyzer.generator.content import final_eos_texts
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
 
 RECIPIENT = re.compile(r"to=([^\s<]+)")
@@ -54,6 +55,7 @@ def grammar(b: Build) -> p.Expr:
         route=lambda header: destination(header, names),
         call_body=lambda name: p.space() + p.tool_args(p.json_value()) + p.space(),
         extract_reasoning=b.options.extract_reasoning,
+        eos_texts=final_eos_texts(b),
     )
     return routed_output(routing)
 
