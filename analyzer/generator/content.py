@@ -22,6 +22,7 @@ from analyzer.generator.build import (
 )
 from analyzer.generator.calls import CallGrammar
 from analyzer.generator.reasoning import leading_reasoning, reasoning_block
+from analyzer.generator.unknown_calls import unknown_call
 
 
 def call_closers(b: Build) -> tuple[str, ...]:
@@ -168,7 +169,7 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
                          "reasoning before the content")
     wrapped, openings = wrapped_calls(b, calls), wrapper_stops(b, calls)
     kept_openings = p.content(p.literals(openings)) if openings else None
-    at_stop = first_of(nested, final_eos(b), wrapped,
+    at_stop = first_of(nested, final_eos(b), wrapped, unknown_call(b, calls),
                        dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
                        kept_eos(b), kept_openings)
     stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b), *openings)

@@ -111,15 +111,24 @@ def kinds(result: ParseReport) -> list[tuple[str, str]]:
     return [(d.kind, d.action) for d in result.deviations]
 
 
-def test_a_doubled_reasoning_start_is_noted_and_kept_verbatim_as_llama_cpp_does() -> None:
+def test_a_start_marker_the_prompt_already_opened_is_dropped_and_noted() -> None:
     clean = report("think_forced_open", "plan it</think>The answer.", enable_thinking=True)
     assert clean.deviations == ()
     doubled = report("think_forced_open", "<think>\nplan it</think>The answer.",
                      enable_thinking=True)
     assert doubled.message.content == clean.message.content
-    assert doubled.message.reasoning_content == "\n<think>\nplan it"
-    assert kinds(doubled) == [("repeated_reasoning_start", "kept_as_content")]
+    assert "<think>" not in doubled.message.reasoning_content
+    assert doubled.message.reasoning_content.strip() == clean.message.reasoning_content.strip()
+    assert kinds(doubled) == [("repeated_reasoning_start", "accepted")]
     assert (doubled.deviations[0].offset, doubled.deviations[0].expected) == (0, "one `<think>`")
+
+
+def test_an_empty_block_after_a_start_marker_the_prompt_opened_stays_verbatim() -> None:
+    # Nothing is recovered by dropping it; llama.cpp keeps `<think>` in the reasoning there.
+    doubled = report("think_forced_open", "<think>\n\n</think>The answer.", enable_thinking=True)
+    assert doubled.message.reasoning_content == "\n<think>\n\n"
+    assert doubled.message.content == "The answer."
+    assert kinds(doubled) == [("repeated_reasoning_start", "kept_as_content")]
 
 
 def test_a_start_marker_the_model_doubled_is_read_as_one_and_noted() -> None:
@@ -595,8 +604,12 @@ def test_an_unknown_function_after_a_name_marker_is_reported_at_the_name() -> No
     report = generate_parser(analysis_of("tools_tag_json"),
                              ParseOptions.make(tools=TOOLS)).parse_report(output)
     (problem,) = report.problems
-    assert (problem.kept, problem.offset) == ("<function=", output.index("delete"))
+    # The whole call is kept as text, from its marker on.
+    assert problem.kept.startswith("<function=delete_everything>")
+    assert (problem.kept_offset, problem.offset) == (output.index("<"), output.index("delete"))
     assert problem.found == "`delete_everything>`"
+    assert report.message.content == output
+    assert [d.kind for d in report.deviations] == ["unknown_function"]
 
 
 def test_a_call_that_parses_has_no_problem() -> None:
