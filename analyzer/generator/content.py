@@ -159,9 +159,17 @@ def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
     return first_of(noted, p.content(p.literals(marks)) if marks else None)
 
 
-def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
-    """Capture content up to the tool calls, leaving structural markers out."""
+def content_text(b: Build, calls: CallGrammar | None,
+                 undeclared: CallGrammar | None = None) -> p.Expr:
+    """Capture content up to the tool calls, leaving structural markers out (undeclared: the
+    calls of a request that declares no function, kept as text and reported)."""
     triggers = calls.triggers if calls is not None else ()
+    unknown, plain_triggers = unknown_call(b, calls), None
+    if calls is None and undeclared is not None:
+        unknown = unknown_call(b, undeclared, declared=False)
+        if unknown is not None:  # a marker that starts no call is plain text
+            triggers = undeclared.triggers
+            plain_triggers = p.content(p.literals(triggers))
     nested = reasoning_block(b, None, None, nested=True) if b.extracting and b.reasoning_start \
         else None
     if nested is not None:  # reasoning after some content: read as reasoning, and noted
@@ -169,9 +177,9 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
                          "reasoning before the content")
     wrapped, openings = wrapped_calls(b, calls), wrapper_stops(b, calls)
     kept_openings = p.content(p.literals(openings)) if openings else None
-    at_stop = first_of(nested, final_eos(b), wrapped, unknown_call(b, calls),
+    at_stop = first_of(nested, final_eos(b), wrapped, unknown,
                        dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
-                       kept_eos(b), kept_openings)
+                       kept_eos(b), kept_openings, plain_triggers)
     stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b), *openings)
     if nested is not None:
         stops += (b.reasoning_start,)
@@ -179,14 +187,16 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     return text_loop(p.content, stops, at_stop, breaker)
 
 
-def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
-    """Match a whole output: reasoning, content, then tool calls if any."""
+def output_grammar(b: Build, calls: CallGrammar | None,
+                   undeclared: CallGrammar | None = None) -> p.Expr:
+    """Match a whole output: reasoning, content, then tool calls if any (undeclared: the
+    calls of a request that declares no function, kept as text and reported)."""
     if b.options.json_schema is not None:
         return response_format_grammar(b)
     ending = trailing_eos(b) + p.end()
     calls_to_end = calls.section + trailer(b, calls) + ending if calls is not None else None
     lead = leading_reasoning(b, calls, calls_to_end)
-    text = p.rule("content", content_text(b, calls))
+    text = p.rule("content", content_text(b, calls, undeclared))
     if calls is None:
         return lead + text + ending
     # Text after the calls (a model's closing remark) is content too, never an error.

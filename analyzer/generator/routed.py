@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from analyzer import peg as p
 from analyzer.generator.content import eos_at_end
+from analyzer.parsing.deviations import NO_FUNCTIONS
 from analyzer.peg.state import MatchState
 
 MAX_HEADER = 256  # a header longer than this is text, not a header
@@ -150,12 +151,23 @@ def trailing_eos(routing: Routing) -> p.Expr:
                               "the end of the output"))
 
 
+class NoFunction(p.Expr):
+    """Fail where a function name stands in a request that declares none (saying so)."""
+
+    def match(self, st: MatchState, pos: int) -> int:
+        return st.fail(pos, NO_FUNCTIONS)
+
+    def describe(self) -> str:
+        return "no-function"
+
+
 def undeclared_call(destination: Destination, opening: str, lead: int, text: p.Expr) -> p.Expr:
-    """Keep a message calling an undeclared function as text, noting which names would do."""
-    if not destination.declared or destination.name_at < 0:
+    """Keep a message calling an undeclared function as text, noting which names would do
+    (none, when the request declares no function)."""
+    if destination.name_at < 0:
         return text
-    call = p.literal(opening[: lead + destination.name_at]) + p.literals(destination.declared)
-    return p.kept_as_text(text, call)
+    names = p.literals(destination.declared) if destination.declared else NoFunction()
+    return p.kept_as_text(text, p.literal(opening[: lead + destination.name_at]) + names)
 
 
 def routed_output(routing: Routing) -> p.Expr:
