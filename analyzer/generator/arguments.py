@@ -33,6 +33,33 @@ class ObjectInString(JsonString):
         return "json-string(object)"
 
 
+class ByFirstCharacter(p.Expr):
+    """Match the arguments by what their first character says they are: an object (the
+    usual case, matched as if alone: it runs at every call, and a stream reads it as it
+    comes), a string, or another value."""
+
+    __slots__ = ("obj", "string", "other")
+
+    def __init__(self, obj: p.Expr, string: p.Expr, other: p.Expr) -> None:
+        self.obj = obj
+        self.string = string
+        self.other = other
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if pos == st.n:
+            return st.need(self, pos, pos) if st.partial else st.fail(pos, "the arguments")
+        first = st.text[pos]
+        if first == "{":
+            return self.obj.match(st, pos)
+        return (self.string if first == '"' else self.other).match(st, pos)
+
+    def describe(self) -> str:
+        return f"arguments({self.obj.describe()})"
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.obj, self.string, self.other)
+
+
 def holds_object(quoted: str) -> bool:
     """Tell whether a JSON string's text is a JSON object."""
     try:
@@ -48,5 +75,5 @@ def arguments_value(python: bool) -> p.Expr:
     kind, expected = NOT_OBJECT
     in_string = p.noted(p.tool_args(ObjectInString()), kind, "accepted", expected)
     value = p.json_value(python)
-    obj = p.peek(p.literal("{")) + p.tool_args(value)
-    return p.choice(obj, in_string, p.noted(value, kind, "dropped", expected))
+    other = p.noted(value, kind, "dropped", expected)
+    return ByFirstCharacter(p.tool_args(value), p.choice(in_string, other), other)
