@@ -21,7 +21,7 @@ from analyzer.model import ToolFormat
 from analyzer.parsing.deviations import NO_FUNCTIONS, names_only
 from analyzer.peg.diagnostics import Failure, failure_of
 from analyzer.peg.roles import Role
-from analyzer.peg.state import FAIL, MatchState
+from analyzer.peg.state import FAIL, NEED, MatchState
 
 # The one function of a request that declares none: a name no output holds, so that a call
 # fails right where its name stands.
@@ -34,7 +34,7 @@ class UnknownCall(p.Expr):
     """Match, as text, a call that fails at its function name, from its marker through its
     closing markup; record where and why (a PROBLEM event, as `kept_as_text` does)."""
 
-    __slots__ = ("triggers", "head", "text", "declared")
+    __slots__ = ("triggers", "head", "text", "declared", "longest")
 
     def __init__(self, triggers: tuple[str, ...], head: p.Expr, text: p.Expr,
                  declared: bool) -> None:
@@ -42,10 +42,16 @@ class UnknownCall(p.Expr):
         self.head = head
         self.text = text
         self.declared = declared  # False: the request declares no function at all
+        self.longest = max(map(len, triggers))
 
     def match(self, st: MatchState, pos: int) -> int:
         if not st.text.startswith(self.triggers, pos):
+            if st.partial and st.n - pos < self.longest and \
+                    any(t.startswith(st.text[pos:]) for t in self.triggers):
+                return st.need(self, pos, pos)  # a marker may be coming
             return st.fail(pos, "a call marker")
+        if st.partial and self.head.match(MatchState(st.text, True), pos) == NEED:
+            return st.need(self, pos, pos)  # the name is still coming
         failure = self.name_failure(st, pos)
         if failure is None:
             return st.fail(pos, "a call of an undeclared function")
@@ -82,7 +88,7 @@ def call_closings(b: Build) -> tuple[str, ...]:
     return kept(tools.function.close, tools.format.per_call_end, tools.format.section_end)
 
 
-def unknown_call_text(b: Build, calls: CallGrammar) -> p.Expr | None:
+def unknown_call_text(b: Build, calls: CallGrammar) -> p.Expr:
     """Match a call's text from its marker through its closing markup, or through its JSON
     arguments when nothing closes it (just the marker when neither tells where it ends)."""
     marker = p.literals(calls.triggers)
