@@ -20,7 +20,7 @@ from analyzer.model import Analysis
 from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.stream import accumulate
-from analyzer.render.loading import load_template_file
+from analyzer.render.loading import load_template_file, load_template_text
 
 FORMATS = Path(__file__).resolve().parents[3] / "templates_corpus" / "formats"
 TOOLS: list[dict[str, Any]] = [
@@ -170,6 +170,20 @@ def test_an_end_of_sequence_text_ending_the_output_is_dropped_and_noted() -> Non
     assert ended.message == clean.message and clean.deviations == ()
     assert kinds(ended) == [("trailing_eos", "dropped")]
     assert ended.deviations[0].found == "`<|endoftext|>\\n`"
+
+
+def test_the_tokenizers_own_end_of_sequence_text_is_the_one_dropped() -> None:
+    config = json.dumps({"chat_template": (FORMATS / "tools_json_native.jinja").read_text(),
+                         "eos_token": "<|stop_here|>"})
+    analysis = analyze(load_template_text(config, filename="tokenizer_config.json"))
+    assert analysis.eos_token == "<|stop_here|>"
+    parser = generate_parser(analysis, ParseOptions.make(tools=TOOLS))
+    ended = parser.parse_report("The answer.<|stop_here|>")
+    assert ended.message.content == "The answer."
+    assert kinds(ended) == [("trailing_eos", "dropped")]
+    # A well-known end-of-sequence text of other tokenizers is this model's text.
+    other = parser.parse_report("The answer.<|endoftext|>")
+    assert (other.message.content, other.deviations) == ("The answer.<|endoftext|>", ())
 
 
 def test_an_end_of_sequence_text_inside_the_output_stays_content() -> None:
