@@ -167,6 +167,7 @@ def run_analysis(
         comparisons=ordered_comparisons(ctx.comparisons),
         generation_prompts=(),
         workarounds=(),
+        eos_token=source.eos_token,
     )
     analysis = apply_workarounds(source.source, analysis)
     analysis = dataclasses.replace(

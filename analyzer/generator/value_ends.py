@@ -180,7 +180,7 @@ def value_end(text: str, pos: int, cut: int, mismatched: tuple[str, ...]) -> int
     return end
 
 
-def tolerant_closing(b: Build, end: str, closing: p.Expr, stops: Intruders) -> p.Expr:
+def tolerant_closing(end: str, closing: p.Expr, stops: Intruders) -> p.Expr:
     """Match the value's closing tag; or another element's, or none, each a deviation."""
     wanted = f"`{end}`"
     alternatives = [closing]

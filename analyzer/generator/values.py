@@ -115,7 +115,7 @@ def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
         text = p.choice(cdata_value(schema), text)
     closing = PaddedLiteral(trail, end) if trail else p.literal(end)
     if stops is not None:  # a missing or wrong closing tag is read, and noted
-        closing = tolerant_closing(b, end, closing, stops)
+        closing = tolerant_closing(end, closing, stops)
     return PaddedLiteral(lead, "") + text + closing if lead else text + closing
 
 
