@@ -93,7 +93,7 @@ def test_a_corpus_run_completes_through_real_workers(
 # --- a poison template: its task kills the worker process every time ----------------------------
 
 # Each render loops first, so that the evaluation lasts long enough for a kill to land mid-task.
-SLOW_PREFIX = "{%- for i in range(30000) %}{% endfor %}"
+SLOW_PREFIX = "{%- for i in range(90000) %}{% endfor %}"  # slow enough to be caught running
 
 
 def started() -> int:
