@@ -30,11 +30,23 @@ def function_head(b: Build, name: str, captured: bool) -> p.Expr:
     return opening + name_part + suffix
 
 
+def arguments_start(b: Build) -> p.Expr:
+    """Match the marker before the arguments; one left out (the name or id straight followed
+    by the JSON object) is read as there, and noted."""
+    start = b.analysis.tools.arguments.start.strip()
+    if not start:
+        return p.eps()
+    missing = p.noted(p.peek(p.space() + p.literal("{")), "missing_control_token", "accepted",
+                      f"`{start}` before the arguments")
+    return p.choice(spaced(start), missing)
+
+
 def function_call(b: Build, name: str) -> p.Expr:
     """Match one whole call of the named function."""
     args = b.analysis.tools.arguments
     rest = (
-        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + spaced(args.start) + p.space()
+        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS, json_next=True) + arguments_start(b)
+        + p.space()
         + arguments_value(b) + maybe(args.end) + id_at(b, CallIdPosition.POST_ARGS)
         + maybe(b.analysis.tools.function.close)
     )
