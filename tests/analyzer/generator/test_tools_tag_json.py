@@ -27,22 +27,27 @@ def rendered(path: Path) -> tuple[Analysis, GeneratedParser, Rendered] | None:
     return analysis, generate_parser(analysis, result.options, prompt=result.prompt), result
 
 
-def without_arguments_marker(path: Path) -> tuple[GeneratedParser, Rendered, str, int, str]:
-    """The render with the marker before its arguments cut out, where it was, and it."""
+def without_marker(path: Path, which: str) -> tuple[GeneratedParser, Rendered, str, int, str]:
+    """The render with one marker between the name and the arguments cut out (which: the
+    name's suffix or the arguments' start), where it was, and the marker."""
     found = rendered(path)
     if found is None:
         pytest.skip("not a TAG_WITH_JSON template that renders the call")
     analysis, parser, result = found
-    marker = analysis.tools.arguments.start.strip()
+    tools = analysis.tools
+    marker = (tools.function.name_suffix if which == "name-suffix"
+              else tools.arguments.start).strip()
     at = result.output.find(marker, result.output.find("search_records"))
     if not marker or at < 0:
-        pytest.skip("the render has no marker before the arguments")
+        pytest.skip(f"the render has no {which} marker between the name and the arguments")
     return parser, result, result.output[:at] + result.output[at + len(marker):], at, marker
 
 
+@pytest.mark.parametrize("which", ["name-suffix", "arguments-start"])
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
-def test_a_left_out_arguments_marker_is_read_as_there_and_noted(path: Path) -> None:
-    parser, result, output, at, marker = without_arguments_marker(path)
+def test_a_left_out_marker_before_the_arguments_is_read_as_there_and_noted(
+        path: Path, which: str) -> None:
+    parser, result, output, at, marker = without_marker(path, which)
     report = checked(parser, output)
     exact = parser.parse(result.output)
     assert [(c.name, json.loads(c.arguments), c.id) for c in report.message.tool_calls] == [
@@ -53,9 +58,11 @@ def test_a_left_out_arguments_marker_is_read_as_there_and_noted(path: Path) -> N
     assert marker in deviation.expected
 
 
+@pytest.mark.parametrize("which", ["name-suffix", "arguments-start"])
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
-def test_without_its_marker_text_that_is_no_json_object_is_no_call(path: Path) -> None:
-    parser, _, output, at, _ = without_arguments_marker(path)
+def test_without_its_marker_text_that_is_no_json_object_is_no_call(path: Path,
+                                                                   which: str) -> None:
+    parser, _, output, at, _ = without_marker(path, which)
     report = parser.parse_report(output[:at] + "query: hotels, city: Paris")
     assert "missing_control_token" not in [d.kind for d in report.deviations]
     assert all(json.loads(c.arguments) != ARGUMENTS for c in report.message.tool_calls)
