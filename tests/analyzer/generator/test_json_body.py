@@ -71,3 +71,14 @@ def test_a_json_body_calling_an_undeclared_function_stays_text(path: Path) -> No
     assert report.message.tool_calls == ()
     assert undeclared in report.message.content
     assert "json_body" not in [d.kind for d in report.deviations]
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_a_json_body_between_a_python_lists_tokens_needs_no_brackets(path: Path) -> None:
+    parser, before, opening, closing = wrapped(path)
+    if not is_python_call_list(analysed(path)):
+        pytest.skip("not a Python-style call list")
+    inner = body("search_records", ARGUMENTS)
+    report = checked(parser, f"{before}{opening[:-1]}{inner}{closing[1:]}")
+    assert [json.loads(c.arguments) for c in report.message.tool_calls] == [ARGUMENTS]
+    assert [d.kind for d in report.deviations] == ["json_body"]
