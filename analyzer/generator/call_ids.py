@@ -15,9 +15,9 @@ from analyzer.parsing.mapper import IdInsert
 from analyzer.peg import Role
 from analyzer.peg.state import MatchState
 
-MAX_ID = 128
+MAX_ID = 128  # longer than any call id a template writes
 # The namespace at the end of a name prefix (`functions.` in Kimi's `functions.NAME:0`).
-NAMESPACE = re.compile(r"[A-Za-z_]\w*\.$")  # longer than any call id a template writes
+NAMESPACE = re.compile(r"[A-Za-z_]\w*\.$")
 
 
 class ShortId(p.Expr):
