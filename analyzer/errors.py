@@ -168,8 +168,10 @@ class SandboxViolationError(TemplateRenderError):
 class AnalysisLimitError(AnalyzerError):
     """A whole analysis was stopped because it went over one of its bounds (`limit`)."""
 
-    def __init__(self, message: str, *, limit: AnalysisLimit, allowed: float) -> None:
-        super().__init__(f"the analysis was stopped: {message}")
+    def __init__(
+        self, message: str, *, limit: AnalysisLimit, allowed: float, what: str = "analysis"
+    ) -> None:
+        super().__init__(f"the {what} was stopped: {message}")
         self.message = message
         self.limit = limit
         self.allowed = allowed

@@ -305,3 +305,6 @@ class Analysis:
     workarounds: tuple[str, ...]  # names of workarounds applied
     render_mode: RenderMode = RenderMode.HF
     render_note: str = ""  # why the analysis rendered leniently: what transformers refused
+    # The tokenizer's end-of-sequence text, when the template came with its tokenizer_config
+    # ("" otherwise): a parser drops it at the very end of an output.
+    eos_token: str = ""

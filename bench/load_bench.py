@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/load_bench.py [--web-workers 2] [--streams 50] [--text-kb 10]
        [--chunk 4] [--tick-ms 40] [--gets 200]
 
-Starts Valkey, one Celery worker and the web server (`--web-workers` uvicorn processes) on a
+Starts Valkey, one Celery worker and the web server (`--web-workers` processes, lab.web) on a
 fresh SQLite database in a temporary folder, pastes a corpus template through the form and
 waits for its analysis, then
 - live: `--streams` websockets at once, each typing `--text-kb` KB into the live box in
@@ -11,8 +11,8 @@ waits for its analysis, then
   sending an append to its reply; a stream that loses its socket or a reply is "dropped";
 - pages: `--gets` concurrent GETs of the analysis page (after one warm-up GET per web worker),
   each on its own connection; latency is until the whole body is read.
-Prints p50/p95/max per part. Wall-clock times on a shared 2-core machine: run it when the
-machine is quiet, and more than once.
+Prints p50/p95/max per part and the load average before each. Wall-clock times on a shared
+2-core machine: run it when the machine is quiet, and more than once.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import http.cookiejar
 import json
+import os
 import re
 import statistics
 import sys
@@ -138,6 +139,12 @@ def report(what: str, seconds: list[float]) -> None:
           f" max {ms[-1]:.1f} ms")
 
 
+def print_load(when: str) -> None:
+    """Wall-clock numbers mean little without the machine's load beside them."""
+    one, five, _ = os.getloadavg()
+    print(f"  load average {when}: {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores")
+
+
 def run(args: argparse.Namespace, work: Path) -> None:
     env = {"DJANGO_SETTINGS_MODULE": "lab.settings", "PYTHONUNBUFFERED": "1",
            "PATH": "/usr/bin:/bin", "DATABASE_URL": f"sqlite:///{work / 'lab.sqlite3'}"}
@@ -155,9 +162,12 @@ def run(args: argparse.Namespace, work: Path) -> None:
         wait_done(base, analysis_id)
         print(f"lab: {args.web_workers} web worker(s) at {base}, analysis {analysis_id}")
         if args.gets:
+            print_load("before the pages")
             asyncio.run(pages_part(base, analysis_id, args))
         if args.streams:
+            print_load("before the live streams")
             asyncio.run(live_part(base, analysis_id, args))
+        print_load("at the end")
     finally:
         stop(processes)
 

@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/paste_to_result.py [--runs N] [--template NAME.jinja]
 
-Starts the lab as bin/lab does (Valkey, a Celery worker with 2 processes, daphne) on a fresh
+Starts the lab as bin/lab does (Valkey, a Celery worker with 2 processes, uvicorn) on a fresh
 SQLite database, then with Debian's Chromium (Playwright) pastes a corpus template N times (each
 a different source, so each is analysed anew) and times from the click on "Analyse" to the
 result summary being visible: redirect, page load, the worker's analysis, the status pushed over

@@ -14,11 +14,14 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from lab.analyses.routing import websocket_urlpatterns  # noqa: E402
+from lab.corpus.routing import websocket_urlpatterns as corpus_websockets  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # Serving /static/ from the app keeps `bin/lab` and the compose file free of a web server.
         "http": ASGIStaticFilesHandler(django_http),
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": AllowedHostsOriginValidator(
+            URLRouter(websocket_urlpatterns + corpus_websockets)
+        ),
     }
 )

@@ -38,7 +38,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # Children must not outlive the supervisor, even when it is killed without cleanup.
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -58,7 +58,7 @@ def spawn(
         stdout=output,
         stderr=subprocess.STDOUT if log else None,
         start_new_session=True,
-        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        preexec_fn=die_with_parent if sys.platform == "linux" else None,
     )
 
 
@@ -187,13 +187,11 @@ def start_web(
 
 
 def web_server_args(host: str, port: int, workers: int) -> list[str]:
-    """Serve the ASGI app with uvicorn, whose `workers` processes share one listening socket."""
-    # daphne serves from one process only (one core); uvicorn's supervisor also restarts a
-    # worker process that dies. Django has no ASGI lifespan support: turn the probe off.
+    """Serve the ASGI app with `workers` uvicorn processes, one SO_REUSEPORT socket each."""
+    # daphne serves from one process only (one core); uvicorn's own --workers lets one process
+    # accept a whole burst of connections (lab.web says why and restarts a dead process).
     return python_args(
-        "-m", "uvicorn", "lab.asgi:application", "--host", host, "--port", str(port),
-        "--workers", str(workers), "--lifespan", "off", "--ws", "websockets",
-        "--timeout-graceful-shutdown", "5",
+        "-m", "lab.web", "--host", host, "--port", str(port), "--workers", str(workers)
     )
 
 

@@ -141,11 +141,13 @@ LAB_ANALYSIS_TIME_LIMIT = int(os.environ.get("LAB_ANALYSIS_TIME_LIMIT", 120))
 # Address-space cap of each worker process, in MiB (0: none); see lab.limits.
 LAB_WORKER_MEMORY_MB = int(os.environ.get("LAB_WORKER_MEMORY_MB", 4096))
 # Delivery guarantees (lab.analyses.claims, lab.analyses.reconcile, lab.corpus.recovery).
-# A running row is leased: no task can legitimately hold it past its hard time limit, so a
-# lease that outlives that limit, once expired, means its worker died.
-LAB_LEASE_SECONDS = float(os.environ.get("LAB_LEASE_SECONDS", LAB_ANALYSIS_TIME_LIMIT + 40))
+# A running row is leased; its task renews the lease every LAB_HEARTBEAT_SECONDS while it runs
+# (lab.analyses.heartbeat), so an expired lease means its worker died: the reconciler re-sends
+# it within LAB_LEASE_SECONDS + LAB_RECONCILE_SECONDS of the death (was ~160 s + 30 s).
+LAB_LEASE_SECONDS = float(os.environ.get("LAB_LEASE_SECONDS", 15))
+LAB_HEARTBEAT_SECONDS = float(os.environ.get("LAB_HEARTBEAT_SECONDS", LAB_LEASE_SECONDS / 5))
 LAB_MAX_ATTEMPTS = int(os.environ.get("LAB_MAX_ATTEMPTS", 3))  # claims before a row is failed
-LAB_RECONCILE_SECONDS = float(os.environ.get("LAB_RECONCILE_SECONDS", 30))  # Celery beat period
+LAB_RECONCILE_SECONDS = float(os.environ.get("LAB_RECONCILE_SECONDS", 10))  # Celery beat period
 # A queued row handed to the broker this long ago without a worker taking it is sent again.
 LAB_QUEUED_STALE_SECONDS = float(os.environ.get("LAB_QUEUED_STALE_SECONDS", 120))
 # A corpus run with no new result for this long has lost its tasks or its chord: it is closed.
@@ -173,6 +175,10 @@ LAB_MAX_RESULT_BYTES = int(os.environ.get("LAB_MAX_RESULT_BYTES", 5_000_000))
 LAB_LIVE_MAX_CHARS = int(os.environ.get("LAB_LIVE_MAX_CHARS", 100_000))
 
 # "pages": finished analysis pages, rendered once per web process (lab.analyses.page_cache).
+# Jinja's compiled code of each template, shared by the lab's processes ("" keeps none).
+LAB_CODE_CACHE_DIR = os.environ.get("LAB_CODE_CACHE_DIR", str(VAR_DIR / "jinja-code"))
+# A cached analysis page checks its row (done? newest origin?) at most this often per process.
+LAB_PAGE_RECHECK_SECONDS = float(os.environ.get("LAB_PAGE_RECHECK_SECONDS", 2))
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "pages": {

@@ -2,7 +2,8 @@
 
 The render checks are cooperative: one C-level call (comparing two huge lists, a regex, a
 sort) runs to its end without passing any of them. A forked child with an address-space
-limit, watched by a parent that SIGKILLs it at the deadline, bounds even that.
+limit, watched by a parent that SIGKILLs it at the deadline, bounds even that. `run_isolated`
+does this for any job that renders a template (the CLI's `compare` and `robustness` too).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import resource
 import select
 import signal
 import time
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any, TypeVar
 
 from analyzer.analysis.pipeline import analyze_source
 from analyzer.canonical import analysis_from_json, analysis_to_json
@@ -25,7 +28,8 @@ WALL_SECONDS = 8.0
 MEMORY_MB = 1024  # on top of what the process already maps when it forks
 MIB = 1024 * 1024
 _EXIT_NO_MEMORY = 3
-Reply = tuple[str, str, str, float]  # ok/limit/error, limit or error class, JSON or message
+Reply = tuple[str, str, Any, float]  # ok/limit/error, limit or error class, value or message
+T = TypeVar("T")
 
 
 @lru_cache(maxsize=64)
@@ -33,24 +37,40 @@ def analyze_isolated(
     source: TemplateSource, *, seconds: float = WALL_SECONDS, memory_mb: int = MEMORY_MB
 ) -> str:
     """Analyze in a child process and return the canonical JSON (cached: it is immutable)."""
+    return run_isolated(
+        lambda: analysis_to_json(analyze_source(source)), seconds=seconds, memory_mb=memory_mb
+    )
+
+
+def run_isolated(
+    job: Callable[[], T],
+    *,
+    seconds: float = WALL_SECONDS,
+    memory_mb: int = MEMORY_MB,
+    what: str = "analysis",
+) -> T:
+    """Run `job` in a forked child capped at `seconds` of wall clock and `memory_mb` more
+    memory; return its (picklable) result or raise its error. `what` names the job in the
+    message of a limit it hits ("the comparison was stopped: ...")."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns
         os.close(read_fd)
-        _child(source, memory_mb, write_fd)
+        _child(job, memory_mb, write_fd)
     os.close(write_fd)
     try:
         data = _read_until(read_fd, time.monotonic() + seconds)
     finally:
         os.close(read_fd)
-    return _outcome(pid, data, seconds, memory_mb)
+    result: T = _outcome(pid, data, seconds, memory_mb, what)
+    return result
 
 
-def _child(source: TemplateSource, memory_mb: int, write_fd: int) -> None:
+def _child(job: Callable[[], Any], memory_mb: int, write_fd: int) -> None:
     status = 0
     try:
         cap_address_space(mapped_bytes() + memory_mb * MIB)
-        reply: Reply = ("ok", "", analysis_to_json(analyze_source(source)), 0.0)
+        reply: Reply = ("ok", "", job(), 0.0)
     except MemoryError:
         reply, status = ("error", "MemoryError", "", 0.0), _EXIT_NO_MEMORY
     except AnalysisLimitError as exc:
@@ -81,22 +101,22 @@ def _read_until(fd: int, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _outcome(pid: int, data: bytes | None, seconds: float, memory_mb: int) -> str:
+def _outcome(pid: int, data: bytes | None, seconds: float, memory_mb: int, what: str) -> Any:
     if data is None:
         os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     if data is None:
         raise AnalysisLimitError(f"it took longer than {seconds:g} s (wall clock)",
-                                 limit="wall_clock", allowed=seconds)
+                                 limit="wall_clock", allowed=seconds, what=what)
     if not data or os.waitstatus_to_exitcode(status) == _EXIT_NO_MEMORY:
         raise AnalysisLimitError(f"it needed more than {memory_mb:,} MiB of memory",
-                                 limit="memory", allowed=memory_mb)
-    kind, name, text, allowed = pickle.loads(data)
+                                 limit="memory", allowed=memory_mb, what=what)
+    kind, name, value, allowed = pickle.loads(data)
     if kind == "limit":
-        raise AnalysisLimitError(text, limit=name, allowed=allowed)
+        raise AnalysisLimitError(value, limit=name, allowed=allowed, what=what)
     if kind != "ok":
-        raise IsolatedAnalysisError(text, kind=name)
-    return str(text)
+        raise IsolatedAnalysisError(value, kind=name)
+    return value
 
 
 def mapped_bytes() -> int:

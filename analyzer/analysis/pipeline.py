@@ -80,7 +80,7 @@ def compiled(
 ) -> ChatTemplate:
     """compile_template, once per process (Jinja compilation dominates a cold analysis)."""
     if mode is RenderMode.LENIENT:
-        return compiled(source, bos_token, eos_token).in_mode(mode)
+        return compiled(source, bos_token, eos_token, RenderMode.HF).in_mode(mode)
     return compile_template(source, bos_token, eos_token, mode)
 
 
@@ -167,6 +167,7 @@ def run_analysis(
         comparisons=ordered_comparisons(ctx.comparisons),
         generation_prompts=(),
         workarounds=(),
+        eos_token=source.eos_token,
     )
     analysis = apply_workarounds(source.source, analysis)
     analysis = dataclasses.replace(

@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from analyzer.analysis.caps import template_kwargs
+from analyzer.analysis.caps import extra_variables
 from analyzer.analysis.diff import diff_split
 from analyzer.errors import InvalidInputError, TemplateRenderError
 from analyzer.model import DiffSplit, RenderMode
@@ -174,7 +174,7 @@ def render_conversation(
     chat = compiled(source.source, pick(request.bos_token, source.bos_token),
                     pick(request.eos_token, source.eos_token), limits, now)
     prompt, mode, note = render_with_fallback(chat, request)
-    read = template_kwargs(source.source)
+    read = extra_variables(chat.free_variables)  # the compile found them: no second parse
     unused = tuple(sorted(set(request.kwargs) - set(read)))
     return RenderResult(prompt, request, mode, note, read, unused)
 

@@ -322,14 +322,29 @@ def content_around_reasoning(ctx: Context) -> Perturbed | None:
     after = base.rendered.output.split(end, 1)[1] if end in base.rendered.output else None
     if after is None:
         return None
-    expected = replace(base.expected, content=CONTENT_BEFORE + after)
+    expected = replace(base.expected, content=CONTENT_BEFORE + without_markup(ctx, after))
     return perturb(base, CONTENT_BEFORE + base.rendered.output, expected)
 
 
+def without_markup(ctx: Context, text: str) -> str:
+    """Remove the answer's markup (the header after the reasoning end, content wrappers, turn
+    markers) from text: what is left is the answer's text, verbatim."""
+    analysis = ctx.subject.analysis
+    content = analysis.content
+    for marker in (analysis.reasoning.after_end, content.start, content.end, content.turn_start,
+                   content.turn_end):
+        text = text.replace(marker.strip(), "") if marker.strip() else text
+    return text
+
+
 def wrapped_calls(ctx: Context, opening: str, closing: str) -> Perturbed | None:
-    """The calls wrapped in a pair the template does not render."""
+    """The calls wrapped in a pair the template does not render.
+
+    Not for dedicated handlers: their calls are messages whose header the generation prompt
+    has already opened, so a wrapper could only sit inside a header."""
     base = ctx.bases.get("call")
-    if base is None or opening.strip() in base.rendered.output:
+    if base is None or opening.strip() in base.rendered.output \
+            or ctx.subject.analysis.handler != "auto":
         return None
     output = base.rendered.output
     at = call_start(ctx.subject.analysis, output)

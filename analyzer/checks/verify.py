@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from analyzer.analysis.diff import MARKER_RE, common_prefix_fixed, common_suffix_fixed
@@ -340,8 +341,17 @@ def render_case(subject: Subject, case: Case) -> Rendered | str:
     """Render the case in the first setting and shape that shows all of it; else say why not.
 
     A render that continues the generation prompt exactly wins over one that needed
-    realigning (see `generated_start`).
+    realigning (see `generated_start`). The robustness check renders the same base cases as the
+    verification of the same template: each is rendered once.
     """
+    return _rendered_case(subject.analysis, subject.chat, tuple(subject.kwargs.items()), case)
+
+
+@lru_cache(maxsize=64)
+def _rendered_case(analysis: Analysis, chat: ChatTemplate, kwargs: tuple[tuple[str, str], ...],
+                   case: Case) -> Rendered | str:
+    # The compiled template is compared by identity: the same object is the same template.
+    subject = Subject(analysis, chat, dict(kwargs))
     problems: list[str] = []
     realigned: Rendered | None = None
     for options in requests(subject, case):
@@ -587,15 +597,22 @@ def check_grammar(subject: Subject, case: Case, rendered: Rendered) -> GrammarCh
         return GrammarCheck(Outcome.SKIP, "", "the case was rendered without tools")
     mode = "required" if case.message.tool_calls else "auto"
     try:
-        result = build_tool_grammar(
-            subject.analysis, list(TOOLS), parallel_tool_calls=case.parallel, tool_choice=mode,
-            enable_thinking=rendered.enable_thinking,
-            generation_prompt=rendered.prompt.generation_prompt)
+        result = request_grammar(subject.analysis, case.parallel, mode,
+                                 rendered.enable_thinking, rendered.prompt.generation_prompt)
         return grammar_verdict(result, mode, rendered.output)
     except ImportError as exc:
         return GrammarCheck(Outcome.SKIP, mode, f"the grammar engine is missing ({exc})")
     except AnalyzerError as exc:
         return GrammarCheck(Outcome.FAIL, mode, f"{type(exc).__name__}: {exc}")
+
+
+@lru_cache(maxsize=32)
+def request_grammar(analysis: Analysis, parallel: bool, mode: str, enable_thinking: bool | None,
+                    generation_prompt: str) -> GrammarResult:
+    """The grammar of one request shape: a template's cases share a few (built once each)."""
+    return build_tool_grammar(
+        analysis, list(TOOLS), parallel_tool_calls=parallel, tool_choice=mode,
+        enable_thinking=enable_thinking, generation_prompt=generation_prompt)
 
 
 def grammar_verdict(result: GrammarResult, mode: str, output: str) -> GrammarCheck:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from analyzer.analysis.isolated import run_isolated
 from analyzer.checks.compare import (
     BehaviourCase,
     TemplateComparison,
@@ -40,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
     """Print the comparison; exit status 1 when the templates behave differently."""
     a = load_template_argument(args.a, args.template_name)
     b = load_template_argument(args.b, args.template_name)
-    comparison = compare_templates(a, b, name_a=str(args.a), name_b=str(args.b))
+    # Both analyses and every render in a killable child, bounded as `analyze` is.
+    comparison = run_isolated(
+        lambda: compare_templates(a, b, name_a=str(args.a), name_b=str(args.b)),
+        what="comparison",
+    )
     if args.json:
         sys.stdout.write(comparison_to_json(comparison) + "\n")
     else:

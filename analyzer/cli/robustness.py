@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from analyzer.analysis.isolated import run_isolated
 from analyzer.checks.robustness import (
     PERTURBATIONS,
     Robustness,
@@ -46,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"error: {args.file}: cannot read the file ({exc.strerror})", file=sys.stderr)
         return 2
-    result = check_robustness(source, seed=args.seed)
+    # The analysis and the renders in a killable child, bounded as `analyze` is.
+    result = run_isolated(lambda: check_robustness(source, seed=args.seed), what="robustness check")
     if args.json:
         sys.stdout.write(robustness_to_json(result) + "\n")
     else:

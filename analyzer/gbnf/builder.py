@@ -6,6 +6,10 @@ import re
 from collections.abc import Iterable
 
 ROOT = "root"
+# Rules longer than this are wrapped: llama.cpp and llguidance both read a newline inside
+# parentheses as a space, so a long body goes in one group broken between its items.
+LINE_WIDTH = 100
+_INDENT = "    "
 
 # llama.cpp reads rule names as letters, digits and '-' only.
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9-]+")
@@ -50,6 +54,13 @@ def chars(text: str) -> str:
     rule) wins over the free text's shorter lexemes and cannot give characters back, so
     "</p>" inside reasoning would be rejected before "</think>". Single characters leave
     every split to the parser.
+
+    The precise condition (measured with llguidance): its lexer falls back by one byte only,
+    so a literal L is safe whole at a position unless another lexeme allowed there accepts a
+    proper prefix of L at least two characters shorter than L. Free text and whitespace are
+    one-character lexemes, so after them only pieces of at most two characters are safe
+    ("</think>" whole rejects "</p></think>"; "<" "/" "t" "h" "i" "n" "k>" accepts it).
+    Writing markers whole needs the set of lexemes allowed at each position (not done yet).
     """
     return " ".join(literal(c) for c in text)
 
@@ -182,6 +193,41 @@ class GrammarBuilder:
         return name
 
     def render(self) -> str:
-        """Print every rule, one per line, root first."""
+        """Print every rule, root first; a rule longer than LINE_WIDTH is wrapped."""
         ordered = sorted(self._rules.items(), key=lambda item: item[0] != ROOT)
-        return "".join(f"{name} ::= {body}\n" for name, body in ordered)
+        return "".join(wrapped_rule(name, body) + "\n" for name, body in ordered)
+
+
+def wrapped_rule(name: str, body: str, width: int = LINE_WIDTH) -> str:
+    """`name ::= body` on one line, or its body grouped and broken between items."""
+    line = f"{name} ::= {body}"
+    if len(line) <= width:
+        return line
+    lines, current = [f"{name} ::= ("], _INDENT
+    for item in _items(body):
+        if current.strip() and len(current) + 1 + len(item) > width:
+            lines.append(current)
+            current = _INDENT
+        current += (" " if current.strip() else "") + item
+    lines.append(current)
+    return "\n".join(lines) + "\n)"
+
+
+def _items(body: str) -> list[str]:
+    """Split a body at the spaces outside literals and classes (where a newline may go)."""
+    items, start, i, quoted = [], 0, 0, ""
+    while i < len(body):
+        c = body[i]
+        if quoted:
+            if c == "\\":
+                i += 1
+            elif c == quoted:
+                quoted = ""
+        elif c == '"' or c == "[":
+            quoted = '"' if c == '"' else "]"
+        elif c == " ":
+            items.append(body[start:i])
+            start = i + 1
+        i += 1
+    items.append(body[start:])
+    return [item for item in items if item]

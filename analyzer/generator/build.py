@@ -95,6 +95,11 @@ class SpacedLiteral(p.Expr):
             return st.need(self, start, start)
         return st.fail(pos, f"`{self.text}`")
 
+    def waiting_end(self, text: str, at: int) -> int:
+        # Whitespace, then less than the marker: it waits where it did.
+        rest = text[at:].lstrip(" \t\r\n")
+        return at if len(rest) < self.size and self.text.startswith(rest) else -1
+
     def describe(self) -> str:
         return "space " + json.dumps(self.text, ensure_ascii=False)
 

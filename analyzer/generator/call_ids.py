@@ -24,16 +24,22 @@ class ShortId(p.Expr):
     """Match an id of at most MAX_ID characters up to (not including) end.
 
     An id with no opening marker could otherwise run to any later `end`, through whatever
-    text follows the calls: a stream would hold all of it back, re-reading it every chunk."""
+    text follows the calls: a stream would hold all of it back, re-reading it every chunk.
+    Nor may it run back over what comes before the call (a wrapper, the calls' own opening
+    markers): an id is one token, with no whitespace inside and none of those markers."""
 
-    __slots__ = ("end",)
+    __slots__ = ("end", "foreign")
 
-    def __init__(self, end: str) -> None:
+    def __init__(self, end: str, markers: tuple[str, ...] = ()) -> None:
         self.end = end
+        inside = [r"\S\s+\S", *(re.escape(m) for m in markers if m)]
+        self.foreign = re.compile("|".join(inside))
 
     def match(self, st: MatchState, pos: int) -> int:
         reach = pos + MAX_ID + len(self.end)
         found = st.text.find(self.end, pos, reach)
+        if self.foreign.search(st.text, pos, found if found >= 0 else min(st.n, reach)):
+            return st.fail(pos, f"a call id (one token) before `{self.end}`")
         if found >= 0:
             return found
         if st.partial and st.n < reach:
@@ -45,14 +51,15 @@ class ShortId(p.Expr):
 
 
 def id_between_markers(prefix: str, suffix: str, stop: str, captured: bool = True,
-                       json_next: bool = False) -> p.Expr:
+                       json_next: bool = False, markers: tuple[str, ...] = ()) -> p.Expr:
     """Match an optional `prefix ID suffix` (the id runs to suffix, or to stop without one;
-    json_next: also to a `{`, where the JSON arguments begin when stop was left out)."""
+    json_next: also to a `{`, where the JSON arguments begin when stop was left out; an id
+    without a prefix holds none of markers)."""
     end = suffix.strip() or stop.strip()
     if not end:
         return p.eps()
     if not prefix.strip():  # no opening marker: a short id runs from here
-        short = ShortId(end)
+        short = ShortId(end, markers)
         return (p.call_id(short) if captured else short) + lit(suffix)
     ends = (end, "{") if json_next and not suffix.strip() else (end,)
     ident = p.call_id(p.until(*ends)) if captured else p.until(*ends)
@@ -73,7 +80,9 @@ def id_at(b: Build, position: CallIdPosition, captured: bool = True,
     stop = (tools.function.name_prefix if position == CallIdPosition.PRE_FUNC_NAME
             else tools.arguments.start)
     json_next = json_next and position == CallIdPosition.BETWEEN_FUNC_AND_ARGS
-    return id_between_markers(ident.prefix, ident.suffix, stop, captured, json_next)
+    fmt = tools.format
+    markers = (fmt.section_start.strip(), fmt.per_call_start.strip())
+    return id_between_markers(ident.prefix, ident.suffix, stop, captured, json_next, markers)
 
 
 def named(b: Build, name: str) -> p.Expr:

@@ -22,6 +22,7 @@ from analyzer.generator.build import (
 )
 from analyzer.generator.calls import CallGrammar
 from analyzer.generator.reasoning import leading_reasoning, reasoning_block
+from analyzer.generator.unknown_calls import unknown_call
 
 
 def call_closers(b: Build) -> tuple[str, ...]:
@@ -39,7 +40,8 @@ def trailer(b: Build, calls: CallGrammar | None = None) -> p.Expr:
     markers = dropped((*b.structural, *closers))
     if markers is None:
         return p.space()
-    return p.space() + p.zero_or_more(p.choice(final_eos(b), markers) + p.space())
+    ending = final_eos(b, after_calls=calls is not None)
+    return p.space() + p.zero_or_more(p.choice(ending, markers) + p.space())
 
 
 def after_calls(b: Build, calls: CallGrammar | None = None) -> p.Expr:
@@ -49,39 +51,55 @@ def after_calls(b: Build, calls: CallGrammar | None = None) -> p.Expr:
     markers = dropped((*b.structural, *call_closers(b), *(c for _, c in wrappers(b, calls))))
     if markers is None:
         return p.eps()
-    return p.zero_or_more(p.choice(final_eos(b), p.space() + markers))
+    return p.zero_or_more(p.choice(final_eos(b, after_calls=True), p.space() + markers))
 
 
-# End-of-sequence texts models are known to write (the analysis does not carry the
-# tokenizer's own): at the very end of the output one is dropped, and noted.
+# End-of-sequence texts models are known to write: the ones looked for when the template came
+# without its tokenizer's own (a tokenizer_config's eos_token).
 EOS_TEXTS = ("<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end_of_text|>", "</s>", "<|end|>",
              "<｜end▁of▁sentence｜>", "<end_of_turn>", "<eos>", "<|return|>")
 
 
+def eos_candidates(b: Build) -> tuple[str, ...]:
+    """Return the tokenizer's end-of-sequence text if the analysis knows it, else the
+    well-known ones."""
+    own = b.analysis.eos_token.strip()
+    return (own,) if own else EOS_TEXTS
+
+
 def eos_texts(b: Build) -> tuple[str, ...]:
     """Return the end-of-sequence texts that are not already the template's own markers."""
-    return tuple(t for t in EOS_TEXTS if t not in b.structural)
+    return tuple(t for t in eos_candidates(b) if t not in b.structural)
 
 
-def final_eos_texts(b: Build) -> tuple[str, ...]:
-    """Return the texts that may end an output as its end of sequence: the well-known ones
-    and the template's own turn end (the part a model's output never shows), but not the
-    markers the template writes inside the answer (a content wrapper's end)."""
+def final_eos_texts(b: Build, after_calls: bool = False) -> tuple[str, ...]:
+    """Return the texts that may end an output as its end of sequence: the tokenizer's (or
+    the well-known ones) and the template's own turn end (the part a model's output never
+    shows), but not the markers the template writes inside the answer (a content wrapper's
+    end) - except after the calls, where those close nothing."""
     content = b.analysis.content
-    inside = kept(content.start, content.end, b.reasoning_start, b.reasoning_end)
-    texts = (*EOS_TEXTS, *kept(content.turn_end))
+    inside = kept(content.start, b.reasoning_start) if after_calls else \
+        kept(content.start, content.end, b.reasoning_start, b.reasoning_end)
+    closing = kept(content.end, b.reasoning_end) if after_calls else ()
+    texts = (*eos_candidates(b), *kept(content.turn_end), *closing)
     return tuple(t for t in dict.fromkeys(texts) if t not in inside)
 
 
-def eos_at_end(b: Build, texts: tuple[str, ...]) -> p.Expr:
+def eos_at_end(texts: tuple[str, ...]) -> p.Expr:
     """Match an end-of-sequence text and the end of the output."""
     return p.space() + p.literals(texts) + p.space() + p.end()
 
 
-def final_eos(b: Build) -> p.Expr:
+# Matches nothing: the end of sequence when no text may stand for it.
+NEVER = p.not_followed_by(p.eps())
+
+
+def final_eos(b: Build, after_calls: bool = False) -> p.Expr:
     """Drop an end-of-sequence text at the very end of the output, noting it."""
-    return p.noted(eos_at_end(b, final_eos_texts(b)), "trailing_eos", "dropped",
-                   "the end of the output")
+    texts = final_eos_texts(b, after_calls)
+    if not texts:
+        return NEVER
+    return p.noted(eos_at_end(texts), "trailing_eos", "dropped", "the end of the output")
 
 
 def trailing_eos(b: Build) -> p.Expr:
@@ -89,10 +107,12 @@ def trailing_eos(b: Build) -> p.Expr:
     return p.optional(final_eos(b))
 
 
-def kept_eos(b: Build) -> p.Expr:
+def kept_eos(b: Build) -> p.Expr | None:
     """Keep an end-of-sequence text that does not end the output as content."""
     texts = eos_texts(b)
-    return p.not_followed_by(eos_at_end(b, texts)) + p.content(p.literals(texts))
+    if not texts:
+        return None
+    return p.not_followed_by(eos_at_end(texts)) + p.content(p.literals(texts))
 
 
 # Wrappers models put around calls that their template does not render: a markdown fence
@@ -139,9 +159,17 @@ def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
     return first_of(noted, p.content(p.literals(marks)) if marks else None)
 
 
-def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
-    """Capture content up to the tool calls, leaving structural markers out."""
+def content_text(b: Build, calls: CallGrammar | None,
+                 undeclared: CallGrammar | None = None) -> p.Expr:
+    """Capture content up to the tool calls, leaving structural markers out (undeclared: the
+    calls of a request that declares no function, kept as text and reported)."""
     triggers = calls.triggers if calls is not None else ()
+    unknown, plain_triggers = unknown_call(b, calls), None
+    if calls is None and undeclared is not None:
+        unknown = unknown_call(b, undeclared, declared=False)
+        if unknown is not None:  # a marker that starts no call is plain text
+            triggers = undeclared.triggers
+            plain_triggers = p.content(p.literals(triggers))
     nested = reasoning_block(b, None, None, nested=True) if b.extracting and b.reasoning_start \
         else None
     if nested is not None:  # reasoning after some content: read as reasoning, and noted
@@ -149,9 +177,9 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
                          "reasoning before the content")
     wrapped, openings = wrapped_calls(b, calls), wrapper_stops(b, calls)
     kept_openings = p.content(p.literals(openings)) if openings else None
-    at_stop = first_of(nested, final_eos(b), wrapped,
+    at_stop = first_of(nested, final_eos(b), wrapped, unknown,
                        dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
-                       kept_eos(b), kept_openings)
+                       kept_eos(b), kept_openings, plain_triggers)
     stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b), *openings)
     if nested is not None:
         stops += (b.reasoning_start,)
@@ -159,14 +187,16 @@ def content_text(b: Build, calls: CallGrammar | None) -> p.Expr:
     return text_loop(p.content, stops, at_stop, breaker)
 
 
-def output_grammar(b: Build, calls: CallGrammar | None) -> p.Expr:
-    """Match a whole output: reasoning, content, then tool calls if any."""
+def output_grammar(b: Build, calls: CallGrammar | None,
+                   undeclared: CallGrammar | None = None) -> p.Expr:
+    """Match a whole output: reasoning, content, then tool calls if any (undeclared: the
+    calls of a request that declares no function, kept as text and reported)."""
     if b.options.json_schema is not None:
         return response_format_grammar(b)
     ending = trailing_eos(b) + p.end()
     calls_to_end = calls.section + trailer(b, calls) + ending if calls is not None else None
     lead = leading_reasoning(b, calls, calls_to_end)
-    text = p.rule("content", content_text(b, calls))
+    text = p.rule("content", content_text(b, calls, undeclared))
     if calls is None:
         return lead + text + ending
     # Text after the calls (a model's closing remark) is content too, never an error.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -15,6 +14,7 @@ from analyzer.generator.prompt import PromptContext, analysis_context
 from analyzer.generator.tools_json import json_calls
 from analyzer.generator.tools_tag_json import tag_json_calls
 from analyzer.generator.tools_tagged import tagged_calls
+from analyzer.generator.unknown_calls import ToolBuilder, undeclared_calls
 from analyzer.handlers import choose_handler, handler_grammar
 from analyzer.model import Analysis, ToolFormat
 from analyzer.parsing.deviations import Deviation, collected, in_output
@@ -24,7 +24,6 @@ from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.recovery import recovered_events
 from analyzer.parsing.stream import Delta, StreamParser
 
-ToolBuilder = Callable[[Build, Sequence[Mapping[str, Any]]], CallGrammar]
 TOOL_BUILDERS: dict[ToolFormat, ToolBuilder] = {
     ToolFormat.JSON_NATIVE: json_calls,
     ToolFormat.TAG_WITH_JSON: tag_json_calls,
@@ -150,7 +149,8 @@ def cached_grammar(analysis: Analysis, options: ParseOptions) -> p.Parser:
     dedicated = handler_grammar(choose_handler(analysis), b)
     if dedicated is not None:
         return p.Parser(dedicated, name="output")
-    return p.Parser(output_grammar(b, tool_calls(b)), name="output")
+    undeclared = undeclared_calls(b, TOOL_BUILDERS.get(b.analysis.tools.format.mode))
+    return p.Parser(output_grammar(b, tool_calls(b), undeclared), name="output")
 
 
 def tool_calls(b: Build) -> CallGrammar | None:

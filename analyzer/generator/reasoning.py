@@ -13,7 +13,7 @@ import re
 
 from analyzer import peg as p
 from analyzer.analysis.diff import segmentize_markers
-from analyzer.generator.build import Build, text_loop
+from analyzer.generator.build import Build, kept, text_loop
 from analyzer.generator.calls import CallGrammar
 from analyzer.model import SegmentKind
 
@@ -22,12 +22,29 @@ LABEL = re.compile(r"[A-Za-z_]+")
 
 
 def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, ...]) -> p.Expr:
-    """Capture reasoning up to the end marker (or calls that run to the end of the output)."""
+    """Capture reasoning up to the end marker (or calls that run to the end of the output,
+    with the answer's markup the template writes before them)."""
     if calls_to_end is None or not triggers:
         return p.reasoning(p.until(b.reasoning_end))
-    stops = (b.reasoning_end, *triggers)
-    at_trigger = p.reasoning(p.literals(triggers))
-    return text_loop(p.reasoning, stops, at_trigger, calls_to_end)
+    lead_in = answer_markup(b)
+    stops = (b.reasoning_end, *triggers, *lead_in)
+    at_trigger = p.reasoning(p.literals((*triggers, *lead_in)))
+    return text_loop(p.reasoning, stops, at_trigger, calls_after_markup(b, calls_to_end))
+
+
+def answer_markup(b: Build) -> tuple[str, ...]:
+    """Return the markers a template writes between the reasoning and the answer (the
+    header after the reasoning end, content wrappers, turn markers), but not the end."""
+    markup = kept(b.analysis.reasoning.after_end, *b.structural)
+    return tuple(m for m in markup if m != b.reasoning_end)
+
+
+def calls_after_markup(b: Build, calls_to_end: p.Expr) -> p.Expr:
+    """Match calls that run to the end, after any of the answer's markup."""
+    markup = answer_markup(b)
+    if not markup:
+        return calls_to_end
+    return p.zero_or_more(p.space() + p.literals(markup)) + p.space() + calls_to_end
 
 
 def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None,
@@ -36,13 +53,12 @@ def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | 
     block between pieces of content, the text after it kept verbatim)."""
     triggers = calls.triggers if calls is not None else ()
     closing = p.literal(b.reasoning_end)
-    if not nested:
-        closing += p.space() + after_end(b)
+    closing += p.space() + after_end(b) if not nested else header_after_end(b)
     if calls_to_end is not None and triggers:
         # Calls the model starts without closing its reasoning end it: read, and noted.
-        unclosed = p.noted(p.peek(calls_to_end), "unclosed_reasoning", "accepted",
-                           f"`{b.reasoning_end}` before the tool calls")
-        closing = p.choice(closing, unclosed)
+        unclosed = p.noted(p.peek(calls_after_markup(b, calls_to_end)), "unclosed_reasoning",
+                           "accepted", f"`{b.reasoning_end}` before the tool calls")
+        closing = p.choice(closing, unclosed + p.space() + after_end(b))
     return (opener(b) + p.commit() + repeated_start(b)
             + reasoning_text(b, calls_to_end, triggers) + p.optional(closing))
 
@@ -79,18 +95,22 @@ def prompt_opens_reasoning(b: Build) -> bool:
 
 
 def repeated_start(b: Build) -> p.Expr:
-    """Read a doubled start marker as one, and note it.
+    """Read a doubled start marker as one (dropped), and note it.
 
-    When the generation prompt itself opened the reasoning, the model's own start marker
-    stays in the reasoning text, verbatim, as llama.cpp keeps it (its parse vectors expect
-    `<think>` there); when the model doubled it, the second one is dropped."""
-    if prompt_opens_reasoning(b):
-        again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start",
-                        "kept_as_content", f"one `{b.reasoning_start}`")
-        return p.optional(p.reasoning(p.space() + again))
+    Also when the generation prompt itself opened the reasoning: the model's own start marker
+    is markup, not thought. The one exception is an empty block (only whitespace up to the
+    end marker, `<think>\n\n</think>` after a prompt that opened `<think>`): dropping would
+    recover nothing, so it stays verbatim in the reasoning, as llama.cpp keeps it (its parse
+    vectors expect `<think>` there)."""
     again = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start", "accepted",
                     f"one `{b.reasoning_start}`")
-    return p.optional(p.space() + again)
+    dropped_again = p.space() + again
+    if not prompt_opens_reasoning(b) or not b.reasoning_end:
+        return p.optional(dropped_again)
+    kept = p.noted(p.literal(b.reasoning_start), "repeated_reasoning_start", "kept_as_content",
+                   f"one `{b.reasoning_start}`")
+    empty_block = p.reasoning(p.space() + kept + p.space()) + p.peek(p.literal(b.reasoning_end))
+    return p.optional(p.choice(empty_block, dropped_again))
 
 
 def after_end(b: Build) -> p.Expr:
@@ -98,6 +118,13 @@ def after_end(b: Build) -> p.Expr:
     `<|begin|>assistant`): the answer's markup, not its text."""
     header = b.analysis.reasoning.after_end.strip()
     return p.optional(p.literal(header) + p.space()) if header else p.eps()
+
+
+def header_after_end(b: Build) -> p.Expr:
+    """Match that header right after the end marker, leaving the whitespace after it (text
+    that follows a nested block is kept verbatim)."""
+    header = b.analysis.reasoning.after_end.strip()
+    return p.optional(p.literal(header)) if header else p.eps()
 
 
 def leading_reasoning(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | None) -> p.Expr:

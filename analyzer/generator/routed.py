@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from analyzer import peg as p
+from analyzer.generator.content import eos_at_end
+from analyzer.parsing.deviations import NO_FUNCTIONS
 from analyzer.peg.state import MatchState
 
 MAX_HEADER = 256  # a header longer than this is text, not a header
@@ -52,6 +54,9 @@ class Routing:
     route: Callable[[str], Destination]  # header text -> destination
     call_body: Callable[[str], p.Expr]  # function name -> grammar of the call's body
     extract_reasoning: bool = True
+    # What may end the output as its end of sequence (the tokenizer's or well-known texts,
+    # the turn end): dropped at the very end, and noted.
+    eos_texts: tuple[str, ...] = ()
 
 
 class RoutedMessage(p.Expr):
@@ -97,7 +102,7 @@ def message_grammar(routing: Routing, header: str, lead: str = "") -> p.Expr:
     destination = routing.route(header)
     opening = p.literal(lead + header + routing.header_end)
     stops = (*routing.terminators, routing.message_start)
-    closing = p.optional(p.literals(routing.terminators))
+    closing = message_end(routing)
     if destination.route == Route.CALL:
         start, stop = destination.name_at, destination.name_at + len(destination.name)
         named = (p.literal(lead + header[:start]) + left_out(destination)
@@ -109,7 +114,7 @@ def message_grammar(routing: Routing, header: str, lead: str = "") -> p.Expr:
     if destination.route == Route.DROP:
         return opening + p.commit() + p.until(*stops) + closing
     if destination.route == Route.REASONING and routing.extract_reasoning:
-        return opening + p.commit() + p.reasoning(p.until(*stops)) + closing
+        return opening + p.commit() + p.reasoning(p.until(*stops)) + reasoning_closing(routing)
     if destination.route in (Route.REASONING, Route.TEXT):
         # Reasoning left in the content, or a message to an unknown recipient, keeps its
         # markup as the model wrote it.
@@ -127,16 +132,56 @@ def left_out(destination: Destination) -> p.Expr:
     return p.noted(p.eps(), "missing_namespace", "accepted", f"`{namespace}`")
 
 
+def reasoning_closing(routing: Routing) -> p.Expr:
+    """Match a reasoning message's terminator; one left out before the next message is read
+    as there, and noted (reasoning that runs to the end of the output is not: the model may
+    have run out of budget)."""
+    unclosed = p.noted(p.peek(p.literal(routing.message_start)), "unclosed_reasoning",
+                       "accepted", " or ".join(f"`{t}`" for t in routing.terminators))
+    return p.optional(p.choice(terminator(routing), unclosed))
+
+
+def terminator(routing: Routing) -> p.Expr:
+    """Match a message's terminator, unless it is an end of sequence ending the output."""
+    ends = p.literals(routing.terminators)
+    if not routing.eos_texts:
+        return ends
+    return p.not_followed_by(eos_at_end(routing.eos_texts)) + ends
+
+
+def message_end(routing: Routing) -> p.Expr:
+    """Match a message's terminator, if there."""
+    return p.optional(terminator(routing))
+
+
+def trailing_eos(routing: Routing) -> p.Expr:
+    """Drop an end of sequence (or a stray terminator) at the very end, noting it."""
+    texts = (*routing.eos_texts, *routing.terminators)
+    return p.optional(p.noted(eos_at_end(texts), "trailing_eos", "dropped",
+                              "the end of the output"))
+
+
+class NoFunction(p.Expr):
+    """Fail where a function name stands in a request that declares none (saying so)."""
+
+    def match(self, st: MatchState, pos: int) -> int:
+        return st.fail(pos, NO_FUNCTIONS)
+
+    def describe(self) -> str:
+        return "no-function"
+
+
 def undeclared_call(destination: Destination, opening: str, lead: int, text: p.Expr) -> p.Expr:
-    """Keep a message calling an undeclared function as text, noting which names would do."""
-    if not destination.declared or destination.name_at < 0:
+    """Keep a message calling an undeclared function as text, noting which names would do
+    (none, when the request declares no function)."""
+    if destination.name_at < 0:
         return text
-    call = p.literal(opening[: lead + destination.name_at]) + p.literals(destination.declared)
-    return p.kept_as_text(text, call)
+    names = p.literals(destination.declared) if destination.declared else NoFunction()
+    return p.kept_as_text(text, p.literal(opening[: lead + destination.name_at]) + names)
 
 
 def routed_output(routing: Routing) -> p.Expr:
     """Match a whole routed output: messages, or plain text if it has no header."""
     messages = (RoutedMessage(routing) + p.zero_or_more(RoutedMessage(routing, later=True))
-                + p.space())
+                + trailing_eos(routing) + p.space())
     return p.choice(messages + p.end(), p.content(p.rest()))

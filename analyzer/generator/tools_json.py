@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer import peg as p
+from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.state import MatchState
@@ -111,9 +112,7 @@ def field_members(b: Build, names: list[str]) -> tuple[Member, list[Item]]:
     python = fmt.uses_python_dicts
     name_key, args_key = fmt.name_field.split(".")[-1], fmt.args_field.split(".")[-1]
     name = p.json_key(name_key, python) + quoted_name(names, python)
-    as_text = p.noted(p.tool_args(p.json_string()), "arguments_not_object", "accepted",
-                      "a JSON object")
-    args = p.choice(as_text, p.tool_args(p.json_value(python)))
+    args = arguments_value(python)
     items: list[Item] = [(args_key, args)]
     other = SWAPPED_KEYS.get(args_key)
     if other:  # the other usual name of the arguments member: read, and noted
@@ -129,7 +128,7 @@ def call_object(b: Build, names: list[str]) -> Member:
     if fmt.fun_name_is_key:
         key = p.literal("{") + p.space() + quoted_name(names, python) + p.space()
         key += p.literal(":")
-        args = p.space() + p.tool_args(p.json_value(python)) + p.space() + p.literal("}")
+        args = p.space() + arguments_value(python) + p.space() + p.literal("}")
         return Member("", key + p.commit() + args, key)
     name, items = field_members(b, names)
     nesting = fmt.function_field or (fmt.name_field.split(".")[0] if "." in fmt.name_field

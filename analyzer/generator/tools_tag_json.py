@@ -9,16 +9,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import NAME_END, Build, maybe, one_of_leading, spaced
+from analyzer.generator.arguments import arguments_value
+from analyzer.generator.build import NAME_END, Build, closing, one_of_leading, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.model import CallIdPosition
-
-
-def arguments_value(b: Build) -> p.Expr:
-    """Match the arguments object (or a JSON string holding it)."""
-    python = b.analysis.tools.format.uses_python_dicts
-    return p.choice(p.tool_args(p.json_string()), p.tool_args(p.json_value(python)))
 
 
 def function_head(b: Build, name: str, captured: bool) -> p.Expr:
@@ -56,11 +51,11 @@ def arguments_start(b: Build) -> p.Expr:
 def function_call(b: Build, name: str) -> p.Expr:
     """Match one whole call of the named function."""
     args = b.analysis.tools.arguments
+    value = arguments_value(b.analysis.tools.format.uses_python_dicts)
     rest = (
         id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS, json_next=True) + arguments_start(b)
-        + p.space()
-        + arguments_value(b) + maybe(args.end) + id_at(b, CallIdPosition.POST_ARGS)
-        + maybe(b.analysis.tools.function.close)
+        + p.space() + value + closing(args.end) + id_at(b, CallIdPosition.POST_ARGS)
+        + closing(b.analysis.tools.function.close)
     )
     return p.tool(function_head(b, name, True) + p.commit() + rest)
 

@@ -86,7 +86,7 @@ def declared_names(b: Build) -> list[str]:
 class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
-    __slots__ = ("end", "pad", "stops", "markers", "leads", "wake")
+    __slots__ = ("end", "pad", "stops", "markers", "leads", "wake", "lead")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
@@ -94,6 +94,7 @@ class ValueText(p.Expr):
         self.stops = stops
         self.markers = (pad + end, end, *stops.markers, *stops.mismatched)
         self.leads = "".join(dict.fromkeys(stops.leads + end[:1]))
+        self.lead = self.leads if len(self.leads) == 1 else ""  # the usual case: just `<`
         # What can move where a waiting value's certain text ends: a marker's first character,
         # or whitespace (trailing whitespace is left for the closing).
         self.wake = first_chars(self.markers) | frozenset(SPACE)
@@ -145,7 +146,23 @@ class ValueText(p.Expr):
     def _has_lead(self, text: str, start: int, end: int) -> bool:
         """Tell whether a stop, a tag or the closing may begin in text[start:end] (the fast
         answer for the usual value: no `<` in it)."""
-        return any(text.find(lead, start, end) >= 0 for lead in self.leads)
+        leads = self.leads
+        if len(leads) == 1:
+            return text.find(leads, start, end) >= 0
+        return any(text.find(lead, start, end) >= 0 for lead in leads)
+
+    def waiting_end(self, text: str, at: int) -> int:
+        # No stop, tag or closing can begin in text without their leads: it reads on to the
+        # end of text, short of the trailing whitespace left for the closing (as _wait does).
+        rest = text[at:] if at else text
+        if self.lead not in rest if self.lead else not self._has_lead(rest, 0, len(rest)):
+            return at + len(rest.rstrip(SPACE))
+        # All of it may still begin a marker (the closing tag coming): held where it was,
+        # unless a whole stop or the closing is already in it.
+        if (any(len(rest) < len(m) and m.startswith(rest) for m in self.markers)
+                and self.end not in rest and not self.stops.pattern.search(rest)):
+            return at
+        return -1
 
     def describe(self) -> str:
         return f"value-text({self.end!r})"
@@ -163,7 +180,7 @@ def value_end(text: str, pos: int, cut: int, mismatched: tuple[str, ...]) -> int
     return end
 
 
-def tolerant_closing(b: Build, end: str, closing: p.Expr, stops: Intruders) -> p.Expr:
+def tolerant_closing(end: str, closing: p.Expr, stops: Intruders) -> p.Expr:
     """Match the value's closing tag; or another element's, or none, each a deviation."""
     wanted = f"`{end}`"
     alternatives = [closing]

@@ -92,6 +92,13 @@ class PaddedLiteral(p.Expr):
             return st.need(self, pos, pos)
         return st.fail(pos, f"`{self.text}`")
 
+    def waiting_end(self, text: str, at: int) -> int:
+        # Less than `pad text` or than `text`: it waits where it did.
+        rest = text[at:]
+        if len(rest) < len(self.whole) and self.whole.startswith(rest):
+            return at
+        return at if len(rest) < len(self.text) and self.text.startswith(rest) else -1
+
     def describe(self) -> str:
         return f"{self.pad!r}? {self.text!r}"
 
@@ -108,7 +115,7 @@ def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
         text = p.choice(cdata_value(schema), text)
     closing = PaddedLiteral(trail, end) if trail else p.literal(end)
     if stops is not None:  # a missing or wrong closing tag is read, and noted
-        closing = tolerant_closing(b, end, closing, stops)
+        closing = tolerant_closing(end, closing, stops)
     return PaddedLiteral(lead, "") + text + closing if lead else text + closing
 
 

@@ -7,7 +7,9 @@ appears in its prompt, so this format has a dedicated handler.
 from __future__ import annotations
 
 from analyzer import peg as p
+from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build
+from analyzer.generator.content import final_eos_texts
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
 
 
@@ -30,8 +32,9 @@ def grammar(b: Build) -> p.Expr:
         header_end="\n",
         terminators=("<|eot_id|>",),
         route=lambda header: destination(header, names),
-        call_body=lambda name: p.space() + p.tool_args(p.json_value()) + p.space(),
+        call_body=lambda name: p.space() + arguments_value(python=False) + p.space(),
         extract_reasoning=b.options.extract_reasoning,
+        eos_texts=final_eos_texts(b),
     )
     return routed_output(routing)
 

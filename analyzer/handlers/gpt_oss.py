@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 
 from analyzer import peg as p
+from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build
+from analyzer.generator.content import final_eos_texts
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
 
 RECIPIENT = re.compile(r"to=([^\s<]+)")
@@ -54,8 +56,9 @@ def grammar(b: Build) -> p.Expr:
         header_end="<|message|>",
         terminators=("<|end|>", "<|call|>", "<|return|>"),
         route=lambda header: destination(header, names),
-        call_body=lambda name: p.space() + p.tool_args(p.json_value()) + p.space(),
+        call_body=lambda name: p.space() + arguments_value(python=False) + p.space(),
         extract_reasoning=b.options.extract_reasoning,
+        eos_texts=final_eos_texts(b),
     )
     return routed_output(routing)
 

@@ -19,7 +19,9 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.generator.build import Build
+from analyzer.generator.content import final_eos_texts
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
+from analyzer.generator.value_ends import Intruders, ValueText, tolerant_closing
 from analyzer.generator.values import UNDECLARED
 
 RECIPIENT = re.compile(r"to=(\S+)")
@@ -42,25 +44,41 @@ def destination(header: str, names: frozenset[str]) -> Destination:
     return Destination(Route.TEXT, target, recipient.start(1), tuple(sorted(names)))
 
 
-def parameter(key: str, schema: Mapping[str, Any]) -> p.Expr:
+PARAMETER_OPEN = '<atem:parameter name="'
+CALL_CLOSE = ("</atem:invoke>", "</atem:function_calls>")
+
+
+def value_stops(keys: list[str]) -> Intruders:
+    """What a value never runs across: a declared parameter's opening (its closing tag was
+    left out), the call's closing tags when more markup or the end follows."""
+    return Intruders(tuple(f'{PARAMETER_OPEN}{k}">' for k in keys), CALL_CLOSE, ())
+
+
+def value(schema: Mapping[str, Any], stops: Intruders) -> p.Expr:
+    """Match a value and its closing tag (one left out is read as there, and noted)."""
+    closing = tolerant_closing(PARAMETER_CLOSE, p.literal(PARAMETER_CLOSE), stops)
+    return p.arg_string_value(ValueText(PARAMETER_CLOSE, "", stops), schema) + closing
+
+
+def parameter(key: str, schema: Mapping[str, Any], stops: Intruders) -> p.Expr:
     """Match `<atem:parameter name="KEY">VALUE</atem:parameter>`."""
-    return (p.literal('<atem:parameter name="') + p.arg_name(p.literal(key)) + p.literal('">')
-            + p.arg_string_value(p.until(PARAMETER_CLOSE), schema)
-            + p.literal(PARAMETER_CLOSE))
+    return (p.literal(PARAMETER_OPEN) + p.arg_name(p.literal(key)) + p.literal('">')
+            + value(schema, stops))
 
 
-def undeclared_parameter() -> p.Expr:
+def undeclared_parameter(stops: Intruders) -> p.Expr:
     """Match a parameter the schema does not declare (its value typed as whatever JSON it is)."""
-    return (p.literal('<atem:parameter name="') + p.arg_name(p.regex(r'[^"<>\n]+'))
-            + p.literal('">') + p.arg_string_value(p.until(PARAMETER_CLOSE), UNDECLARED)
-            + p.literal(PARAMETER_CLOSE))
+    return (p.literal(PARAMETER_OPEN) + p.arg_name(p.regex(r'[^"<>\n]+'))
+            + p.literal('">') + value(UNDECLARED, stops))
 
 
 def call_body(name: str, definition: Mapping[str, Any]) -> p.Expr:
     """Match the ATEM block of one call."""
     properties = p.tool_parameters(definition).get("properties") or {}
-    params = [parameter(k, properties[k] or {}) for k in sorted(properties, key=len, reverse=True)]
-    args = p.zero_or_more(p.space() + p.choice(*params, undeclared_parameter()))
+    keys = sorted(properties, key=len, reverse=True)
+    stops = value_stops(keys)
+    params = [parameter(k, properties[k] or {}, stops) for k in keys]
+    args = p.zero_or_more(p.space() + p.choice(*params, undeclared_parameter(stops)))
     return (p.space() + p.literal("<atem:function_calls>") + p.space()
             + p.literal(f'<atem:invoke name="{name}">') + args + p.space()
             + p.literal("</atem:invoke>") + p.space() + p.literal("</atem:function_calls>")
@@ -77,6 +95,7 @@ def grammar(b: Build) -> p.Expr:
         route=lambda header: destination(header, frozenset(tools)),
         call_body=lambda name: call_body(name, tools[name]),
         extract_reasoning=b.options.extract_reasoning,
+        eos_texts=final_eos_texts(b),
     )
     return routed_output(routing)
 

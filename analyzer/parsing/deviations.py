@@ -111,20 +111,44 @@ def from_notice(notice: Notice) -> Deviation:
 NAME = re.compile(r"`[A-Za-z_][\w.\-]*`")
 
 
+# What a call's name was expected to be when the request declares no function at all.
+NO_FUNCTIONS = "a declared function (the request declares none)"
+
+
+def names_only(expected: tuple[str, ...]) -> bool:
+    """Tell whether a failure expected only function names (an undeclared one stood there)."""
+    if expected == (NO_FUNCTIONS,):
+        return True
+    return bool(expected) and all(NAME.fullmatch(e) for e in expected)
+
+
 def from_problem(problem: ParseProblem) -> Deviation:
     """Turn a marker kept as text (what it started did not parse) into a deviation: an
     unknown function when only function names were expected there, else a malformed call."""
     expected = " or ".join(problem.expected) if problem.expected else "a call"
-    named = bool(problem.expected) and all(NAME.fullmatch(e) for e in problem.expected)
-    kind = DeviationKind.UNKNOWN_FUNCTION if named else DeviationKind.MALFORMED_CALL
+    kind = DeviationKind.UNKNOWN_FUNCTION if names_only(problem.expected) \
+        else DeviationKind.MALFORMED_CALL
     return Deviation(kind, DeviationAction.KEPT_AS_CONTENT, problem.offset, problem.line,
                      problem.column, expected, problem.found, problem.context)
 
 
 def collected(problems: Iterable[ParseProblem], notices: Iterable[Notice]) -> tuple[Deviation, ...]:
     """Return the deviations of a parse's problems and notices, in output order."""
-    found = [*map(from_problem, problems), *map(from_notice, notices)]
+    found = [*map(from_problem, distinct(problems)), *map(from_notice, notices)]
     return tuple(sorted(found, key=lambda d: d.offset))
+
+
+def distinct(problems: Iterable[ParseProblem]) -> list[ParseProblem]:
+    """Keep one problem per failure: a marker kept as text inside what an earlier marker's
+    attempt read before it failed (`<tool_call>` then `<function=`, a section then its
+    per-call marker) reports that same failure again: the one that read farthest says most."""
+    kept: list[ParseProblem] = []
+    for problem in sorted(problems, key=lambda found: found.kept_offset):
+        if kept and problem.kept_offset <= kept[-1].offset:
+            kept[-1] = max(kept[-1], problem, key=lambda found: found.offset)
+        else:
+            kept.append(problem)
+    return kept
 
 
 def shifted(deviation: Deviation, before: str) -> Deviation:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from json.encoder import encode_basestring
@@ -154,6 +154,39 @@ class MessageBuilder:
             reasoning_content=joined(self.reasoning),
             tool_calls=calls,
         )
+
+    def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], str] | None:
+        """For a stream stretching one capture over text after text: a function that adds the
+        next text as apply() would and returns what a fragment of it says ("" when none is
+        sent yet). None when that capture needs apply() (a value typed once complete, content
+        right after a call). Valid while no other event comes between."""
+        if role is Role.ARG_STRING_VALUE and flags & CONTINUED and flags & PARTIAL:
+            value_type = info if isinstance(info, ValueType) else ValueType.of(info)
+            if not value_type.text_only or not self.calls or self.calls[-1].closed:
+                return None
+            call = self.calls[-1]
+            args, sent = call.args, call.announced and self.fragments is not None
+
+            def add_argument_text(text: str) -> str:
+                piece = encode_basestring(text)[1:-1]
+                args.append(piece)
+                return piece if sent else ""
+
+            return add_argument_text
+        if role is Role.REASONING:
+            return self._reasoning_sink
+        if role is Role.CONTENT and not self.split:
+            return self._content_sink
+        return None
+
+    def _reasoning_sink(self, text: str) -> str:
+        self.reasoning.append(text)
+        return text
+
+    def _content_sink(self, text: str) -> str:
+        self.open_end = not text[-1].isspace()
+        self.content.append(text)
+        return text
 
     def _content(self, text: str, flags: int, info: Any) -> None:
         """Append content text (after a call, apart from the text before it)."""

@@ -5,37 +5,38 @@ engine reports (an expression and a position past everything certain), drops the
 it and maps the final captures to deltas; the next chunk re-runs from there, not from the
 start, so streaming costs time linear in the output length.
 
-A run can also be skipped. When the engine resumed from the very expression it was given,
-consumed the whole chunk and stopped in a leaf that declares which characters could change
-its outcome (`Expr.wake`: a scan up to markers waits for their first characters), a next
-chunk holding none of them would give the same outcome again: the same resume point at the
-end of the text, and the same capture (at most one) stretched over the chunk. The stream then
-produces that outcome without running the grammar; the events, and so the deltas, are the
-ones the run would have given.
+A run can also be skipped. The leaf whose input ran out last says where it would run out
+again on the longer text (`Expr.waiting_end`: a literal not complete yet waits where it did,
+a scan up to markers reads on while no marker can begin). When it would wait where it did,
+with every event of the last run final, nothing changes; when the run resumed from the very
+expression it was given, in that leaf, with at most one capture up to where it waits, the
+capture stretches to the new end. The stream then produces that outcome without running the
+grammar; the events, and so the deltas, are the ones the run would have given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from analyzer.parsing.deviations import Deviation, collected
-from analyzer.parsing.mapper import Fragment, MessageBuilder
+from analyzer.parsing.mapper import HANDLERS, Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
-from analyzer.peg import Expr, ParseProblem, Parser, PegParseError
+from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import resumed
 from analyzer.peg.parser import run
 from analyzer.peg.state import Event, MatchState
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallDelta:
-    """A change to one tool call: its header (id, name) or more argument text."""
+class ToolCallDelta(NamedTuple):
+    """A change to one tool call: its header (id, name) or more argument text.
 
-    index: int
+    A named tuple (immutable, and several times cheaper to build than a frozen dataclass:
+    a 1-byte stream builds one per character of arguments)."""
+
+    index: int  # type: ignore[assignment]  # the OpenAI field (shadows tuple.index)
     id: str | None = None
     name: str | None = None
     arguments: str | None = None
@@ -57,9 +58,8 @@ class ToolCallDelta:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """One streamed change to the assistant message."""
+class Delta(NamedTuple):
+    """One streamed change to the assistant message (immutable, see ToolCallDelta)."""
 
     content: str | None = None
     reasoning_content: str | None = None
@@ -77,18 +77,42 @@ class Delta:
         return data
 
 
+# Tentative events a stream may leave tentative while a leaf waits: the message does not
+# show them (a call's start shows with its name), so whether a run made them final before
+# the next one does changes no delta.
+SILENT = frozenset({Role.TOOL_OPEN})
+
+# A quiet stream's capture when the run that left it did not show it (it captured nothing).
+UNKNOWN: Any = object()
+
+
+class Quiet(NamedTuple):
+    """A stream whose next chunks may need no run: the leaf that waits, where it waits (in the
+    buffer), the capture it stretches (None: none, UNKNOWN: not seen), and how that capture's
+    text maps to deltas (found at the first stretch; NO_SINK: through the mapper's handler)."""
+
+    leaf: Expr
+    at: int
+    capture: Any
+    sink: Any = None
+
+
+NO_SINK: Any = object()
+
+
 def delta_of(fragment: Fragment) -> Delta:
-    """Turn one message fragment into a delta."""
-    if fragment.kind == "content":
-        return Delta(content=fragment.text)
-    if fragment.kind == "reasoning":
-        return Delta(reasoning_content=fragment.text)
-    if fragment.kind == "tool":
+    """Turn one message fragment into a delta (tuples built directly: the hot path)."""
+    kind = fragment.kind
+    if kind == "args":
+        return new_delta((None, None, (new_call((fragment.call, None, None, fragment.text)),)))
+    if kind == "content":
+        return new_delta((fragment.text, None, ()))
+    if kind == "reasoning":
+        return new_delta((None, fragment.text, ()))
+    if kind == "tool":
         header = ToolCallDelta(fragment.call, fragment.id, fragment.name, "")
         return Delta(tool_calls=(header,))
-    if fragment.kind == "id":
-        return Delta(tool_calls=(ToolCallDelta(fragment.call, id=fragment.id),))
-    return Delta(tool_calls=(ToolCallDelta(fragment.call, arguments=fragment.text),))
+    return Delta(tool_calls=(ToolCallDelta(fragment.call, id=fragment.id),))
 
 
 def merge_fragments(fragments: list[Fragment]) -> list[Fragment]:
@@ -102,6 +126,16 @@ def merge_fragments(fragments: list[Fragment]) -> list[Fragment]:
         else:
             merged.append(fragment)
     return merged
+
+
+def new_delta(fields: tuple[Any, ...]) -> Delta:
+    """Build a Delta from all its fields, without the keyword handling of Delta()."""
+    return tuple.__new__(Delta, fields)
+
+
+def new_call(fields: tuple[Any, ...]) -> ToolCallDelta:
+    """Build a ToolCallDelta from all its fields (see new_delta)."""
+    return tuple.__new__(ToolCallDelta, fields)
 
 
 class StreamParser:
@@ -119,54 +153,111 @@ class StreamParser:
         self.finished = False
         self.watch = ProblemWatch()
         self.memo: dict[Any, Any] = {}  # lookaheads left undecided, for the next chunk
+        self.gone: list[str] = []  # text skipped runs dropped, not yet past the origin
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
-        self.quiet: tuple[frozenset[str], Event | None] | None = None
+        self.quiet: Quiet | None = None
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
         if self.finished:
             raise ValueError("feed() after finish()")
-        self.buffer += chunk
-        if self.watch.pending:
-            self.watch.received(chunk)
+        self.buffer = buffer = self.buffer + chunk
+        watch = self.watch
+        if watch.pending:
+            watch.received(chunk)
         quiet = self.quiet
-        if quiet is not None and quiet[0].isdisjoint(chunk):
-            deltas = self._quiet(quiet[1])
+        end = -1 if quiet is None else quiet.leaf.waiting_end(buffer, quiet.at)
+        if end >= 0 and (end == quiet.at or quiet.capture is not UNKNOWN):  # type: ignore[union-attr]
+            deltas = self._quiet(end)
         else:
             deltas = self._advance(partial=True)
-        if self.watch.pending:
-            self.watch.settle(final=False)
+        if watch.pending:
+            watch.settle(final=False)
         return deltas
 
-    def _quiet(self, capture: Event | None) -> list[Delta]:
-        """Give a skipped run's deltas: its capture over the whole buffer."""
-        size = len(self.buffer)
-        deltas = []
+    def _quiet(self, end: int) -> list[Delta]:
+        """Give a skipped run's deltas: its capture stretched to end, all of it final."""
+        quiet = self.quiet
+        assert quiet is not None
+        if end == quiet.at:
+            return []  # the leaf waits where it did: nothing new is certain
+        capture = quiet.capture
+        deltas: list[Delta] = []
         if capture is not None:
-            role, _, _, flags, info = capture
-            deltas = self._emit([(role, 0, size, flags, info)])
-        self._drop(size)
+            sink = quiet.sink
+            if sink is None:
+                sink = self._sink(capture)
+                self.quiet = quiet._replace(sink=sink)
+            if sink is NO_SINK:
+                deltas = self._stretch(capture, end)
+            else:  # the mapping of one text capture, straight to its delta
+                sent = sink[0](self.buffer[:end])
+                if sent:
+                    deltas = [tuple.__new__(Delta, sink[1](sent))]
+        # Dropped lazily: the origin is only read by the next run (or a problem's event).
+        self.gone.append(self.buffer[:end])
+        self.buffer = self.buffer[end:]
         return deltas
 
-    def _steady(self, state: MatchState) -> tuple[frozenset[str], Event | None] | None:
-        """Tell whether the run that left this state would repeat itself on a quiet chunk.
+    def _sink(self, capture: Event) -> Any:
+        """Return (text sink, delta fields of its text) for a capture, or NO_SINK."""
+        role, _, _, flags, info = capture
+        if role is Role.PROBLEM or role is Role.DEVIATION:
+            return NO_SINK
+        sink = self.builder.text_sink(role, flags, info)
+        if sink is None:
+            return NO_SINK
+        if role is Role.CONTENT:
+            return sink, lambda text: (text, None, ())
+        if role is Role.REASONING:
+            return sink, lambda text: (None, text, ())
+        index = len(self.builder.calls) - 1
+        return sink, lambda text: (None, None, (new_call((index, None, None, text)),))
 
-        It must have resumed from the expression it was given, at the end of the text, in a
-        leaf that names its wake characters, with every event final and at most one capture,
-        over the whole text."""
-        size = len(self.buffer)
-        if state.resume is not self.expr or state.resume_pos != size or not size:
+    def _stretch(self, capture: Event, end: int) -> list[Delta]:
+        """Map the capture stretched over buffer[:end] as a run would."""
+        role, _, _, flags, info = capture
+        if role is Role.PROBLEM or role is Role.DEVIATION:
+            self._forget("")
+            return self._emit([(role, 0, end, flags, info)])
+        handler = HANDLERS.get(role)
+        builder = self.builder
+        if handler is not None:
+            handler(builder, self.buffer[:end], flags, info)
+        fragments = builder.fragments
+        if not fragments:
+            return []
+        builder.fragments = []
+        return [delta_of(f) for f in merge_fragments(fragments)]
+
+    def _steady(self, state: MatchState) -> Quiet | None:
+        """Tell whether the run that left this state would repeat itself while its leaf
+        reads new text (`Expr.waiting_end`), and how.
+
+        With every event final (or silent), a leaf that waits where it did (a literal not
+        complete yet, even inside held text) changes nothing. When the run also resumed from
+        the expression it was given, in the leaf, at the start of the text, with at most one
+        capture from there to where the leaf waits, the leaf reading on stretches that
+        capture."""
+        leaf, events = state.leaf, state.events
+        if not isinstance(leaf, Expr) or (
+                leaf.wake is None and type(leaf).waiting_end is Expr.waiting_end):
+            return None  # a leaf that cannot tell (a JSON scan): every chunk runs
+        tentative = events[state.commit_events :] if state.commit_events != len(events) else ()
+        if tentative and any(event[0] not in SILENT for event in tentative):
+            return None  # a later run may make them final: they must not be held back
+        resume_pos, size = state.resume_pos, len(self.buffer)
+        at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
+        if at < 0:
             return None
-        wake = state.leaf.wake if isinstance(state.leaf, Expr) else None
-        events = state.events
-        if wake is None or state.commit_events != len(events) or len(events) > 1:
-            return None
+        if tentative or at or state.resume is not self.expr or not size:
+            return Quiet(leaf, at, UNKNOWN)
         if not events:
-            return wake, None
-        if events[0][1:3] != (0, size):
-            return None
-        return wake, events[0]
+            return Quiet(leaf, 0, None if resume_pos == size else UNKNOWN)
+        if len(events) > 1 or events[0][1] != 0 or events[0][2] != resume_pos or not resume_pos:
+            return Quiet(leaf, 0, UNKNOWN)
+        return Quiet(leaf, 0, events[0])
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
@@ -179,6 +270,8 @@ class StreamParser:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
         self.quiet = None
+        if self.gone:
+            self._forget("")
         while not self.raw:
             try:
                 result = run(self.expr, self.buffer, 0, partial=partial, origin=self.origin,
@@ -231,21 +324,37 @@ class StreamParser:
 
     def _emit(self, events: list[Event]) -> list[Delta]:
         """Map final events to deltas (and note the problems among them)."""
+        if not events:
+            return []
         self.watch.noted(events, self.buffer, self.origin)
-        self.builder.apply_all(events, self.buffer)
-        return [delta_of(f) for f in merge_fragments(self.builder.take_fragments())]
+        builder = self.builder
+        builder.apply_all(events, self.buffer)
+        fragments = builder.fragments
+        if not fragments:
+            return []
+        builder.fragments = []
+        if len(fragments) == 1:
+            return [delta_of(fragments[0])]
+        return [delta_of(f) for f in merge_fragments(fragments)]
 
     def _drop(self, pos: int) -> None:
         """Forget the text before pos: it is final."""
         if pos == 0:
             return
-        gone = self.buffer[:pos]
+        self._forget(self.buffer[:pos])
+        self.buffer = self.buffer[pos:]
+
+    def _forget(self, gone: str) -> None:
+        """Move the origin past text dropped from the buffer (skipped runs' text first)."""
+        if self.gone:
+            self.gone.append(gone)
+            gone, self.gone = "".join(self.gone), []
         self.watch.dropped(gone)
         offset, line, column = self.origin
+        pos = len(gone)
         newlines = gone.count("\n")
         column = pos - gone.rfind("\n") if newlines else column + pos
         self.origin = (offset + pos, line + newlines, column)
-        self.buffer = self.buffer[pos:]
         if self.memo:  # lookaheads that started in the dropped text never run again
             self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset + pos}
 
@@ -267,16 +376,21 @@ class Accumulator:
 
     def add(self, delta: Delta) -> None:
         """Apply one delta."""
-        if delta.content:
-            self.content.append(delta.content)
-        if delta.reasoning_content:
-            self.reasoning.append(delta.reasoning_content)
-        for change in delta.tool_calls:
-            call = self.calls.setdefault(change.index, {"id": "", "name": "", "arguments": []})
-            call["id"] = change.id if change.id is not None else call["id"]
-            call["name"] = change.name if change.name is not None else call["name"]
-            if change.arguments:
-                call["arguments"].append(change.arguments)
+        content, reasoning, tool_calls = delta
+        if content:
+            self.content.append(content)
+        if reasoning:
+            self.reasoning.append(reasoning)
+        for index, call_id, name, arguments in tool_calls:
+            call = self.calls.get(index)
+            if call is None:
+                call = self.calls[index] = {"id": "", "name": "", "arguments": []}
+            if call_id is not None:
+                call["id"] = call_id
+            if name is not None:
+                call["name"] = name
+            if arguments:
+                call["arguments"].append(arguments)
 
     def message(self) -> Message:
         """Return the message the deltas so far make."""

@@ -36,6 +36,19 @@ class Expr:
         """Match at pos; return the end position, FAIL or NEED."""
         raise NotImplementedError
 
+    def waiting_end(self, text: str, at: int) -> int:
+        """For a leaf whose input ran out at `at` in the last run: where it would run out
+        again on text (the same text up to the end of the last run, then more), or -1 when
+        the new text may decide something. A stream uses it to skip runs that could not
+        change anything (see parsing/stream.py).
+
+        The default reads `wake`: text holding none of those characters after `at` changes
+        nothing but how far the leaf reads."""
+        wake = self.wake
+        if wake is None or not wake.isdisjoint(text[at:] if at else text):
+            return -1
+        return len(text)
+
     def describe(self) -> str:
         """Return this expression in readable PEG notation."""
         raise NotImplementedError
@@ -107,13 +120,15 @@ class Sequence(Expr):
         self.items = items
 
     def match(self, st: MatchState, pos: int) -> int:
-        for index, item in enumerate(self.items):
+        index = 0
+        for item in self.items:
             end = item.match(st, pos)
             if end < 0:
                 if end == NEED:
                     self._continue(st, index)
                 return end
             pos = end
+            index += 1
         return pos
 
     def _continue(self, st: MatchState, index: int) -> None:
@@ -202,10 +217,12 @@ class Choice(Expr):
         running it (a stream asks this again on every chunk while the choice is open)."""
         assert self.leads is not None  # match() computed them
         text = st.text
+        # An input that ends inside an alternative's literal prefix cannot fail it yet: only
+        # the others are run to see.
         later = tuple(
             alt for alt, lead, _ in self.leads[index + 1 :]
-            if (not lead or text.startswith(lead, pos) or _may_start(st, pos, lead))
-            and _may_match(alt, st, pos)
+            if (_may_start(st, pos, lead) if lead and not text.startswith(lead, pos)
+                else _may_match(alt, st, pos))
         )
         if later and index == 0 and len(later) == len(self.alternatives) - 1:
             st.hold_back(self, pos, events)  # all still open: the same choice (a stream's

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from analyzer.peg.expressions import Expr
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import FAIL, MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
 SPACE_CHARS = " \t\r\n"
@@ -31,18 +32,26 @@ def quote(text: str) -> str:
 class Literal(Expr):
     """Match an exact string."""
 
-    __slots__ = ("text", "size")
+    __slots__ = ("text", "size", "expected")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.size = len(text)
+        self.expected = f"`{text}`"  # built once: literals fail in every choice they lose
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.text.startswith(self.text, pos):
             return pos + self.size
         if st.partial and st.n - pos < self.size and self.text.startswith(st.text[pos:]):
             return st.need(self, pos, pos)
-        return st.fail(pos, f"`{self.text}`")
+        if pos < st.fail_pos:
+            return FAIL  # a farther failure is already the one a trace shows
+        return st.fail(pos, self.expected)
+
+    def waiting_end(self, text: str, at: int) -> int:
+        # More of the literal, not all of it: it waits where it did.
+        rest = len(text) - at
+        return at if rest < self.size and self.text.startswith(text[at:]) else -1
 
     def describe(self) -> str:
         return quote(self.text)
@@ -52,16 +61,28 @@ class Literal(Expr):
 
 
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
-    """Return the length of the longest tail of text[start:end] that begins some marker."""
-    longest = 0
+    """Return the length of the longest tail of text[start:end] that begins some marker
+    (and is shorter than it)."""
+    leads, by_lead, longest = marker_index(markers)
+    for found in leads.finditer(text, max(start, end - longest + 1), end):
+        at = found.start()
+        tail = text[at:end]
+        for marker in by_lead[tail[0]]:  # the earliest tail that fits is the longest
+            if len(tail) < len(marker) and marker.startswith(tail):
+                return end - at
+    return 0
+
+
+@lru_cache(maxsize=1024)
+def marker_index(markers: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, list[str]], int]:
+    """Index markers for held_back (streams ask on every chunk): a pattern of their first
+    characters, the markers by first character, the longest length."""
+    by_lead: dict[str, list[str]] = {}
     for marker in markers:
-        at = text.find(marker[0], max(start, end - len(marker) + 1), end)
-        while at != -1:
-            if marker.startswith(text[at:end]):
-                longest = max(longest, end - at)
-                break
-            at = text.find(marker[0], at + 1, end)
-    return longest
+        if marker:
+            by_lead.setdefault(marker[0], []).append(marker)
+    pattern = re.compile("[" + "".join(re.escape(c) for c in by_lead) + "]" if by_lead else "(?!)")
+    return pattern, by_lead, max((len(m) for m in markers), default=0)
 
 
 def first_chars(markers: tuple[str, ...]) -> frozenset[str]:

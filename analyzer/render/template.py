@@ -22,6 +22,7 @@ from analyzer.errors import (
     template_lines,
 )
 from analyzer.model import RenderMode
+from analyzer.render import code_cache
 from analyzer.render.hf_globals import IteratorNotSerializable, TemplateRaise
 from analyzer.render.lenient import LenientEnvironment
 from analyzer.render.limits import LimitExceeded, RenderLimits, budget_for, check_template_size
@@ -63,9 +64,8 @@ class ChatTemplate:
         self._env = environment_for(self.mode, self.limits, now)
         try:
             check_template_size(source, self.limits)
-            self._code = self._env.compile(source)
+            self._code, self.free_variables = compile_shared(self._env, source)
             self._template = template_from_code(self._env, self._code)
-            self.free_variables = self._env.free_variables  # read but never set
         except jinja2.TemplateSyntaxError as exc:
             index = self._env.failing_token_index
             raise syntax_error(exc, source, self._env, index) from None
@@ -89,9 +89,17 @@ class ChatTemplate:
         """Return this template rendering in another mode, without compiling it again."""
         # Jinja's generated code is the same in both modes: they differ only in the checks
         # the code calls through `environment` while rendering (attributes, calls, tojson).
+        return self._twin(render_mode(mode), self.now)
+
+    def at_clock(self, now: datetime | None) -> ChatTemplate:
+        """Return this template with strftime_now showing `now`, without compiling it again."""
+        # The clock is a global of the environment, not part of the generated code.
+        return self._twin(self.mode, now)
+
+    def _twin(self, mode: RenderMode, now: datetime | None) -> ChatTemplate:
         twin = copy.copy(self)
-        twin.mode = render_mode(mode)
-        twin._env = environment_for(twin.mode, self.limits, self.now)
+        twin.mode, twin.now = mode, now
+        twin._env = environment_for(mode, self.limits, now)
         twin._template = template_from_code(twin._env, self._code)
         return twin
 
@@ -131,6 +139,17 @@ def environment_for(
     """Build the sandbox a render mode renders in."""
     environment = LenientEnvironment if mode is RenderMode.LENIENT else BoundedEnvironment
     return environment(limits, now=now)
+
+
+def compile_shared(env: BoundedEnvironment, source: str) -> tuple[CodeType, frozenset[str]]:
+    """Compile the source, or load its code compiled by any process (see code_cache)."""
+    stored = code_cache.load(source)
+    if stored is not None:
+        return stored
+    code = env.compile(source)
+    free = env.free_variables  # read but never set
+    code_cache.store(source, code, free)
+    return code, free
 
 
 def template_from_code(env: BoundedEnvironment, code: CodeType) -> jinja2.Template:

@@ -1,6 +1,7 @@
 """Who may run an analysis: a task claims the row with a lease, and only the holder finishes it.
 
-A row can be taken when it is queued, when its lease expired (the worker that held it died), or
+A row can be taken when it is queued, when its lease expired (the worker that held it died and
+stopped renewing it, see lab.analyses.heartbeat), or
 by the same task id again (Celery redelivers a message only once its earlier delivery is over:
 the pool child running it was killed, see CELERY_TASK_REJECT_ON_WORKER_LOST). A row taken more
 than LAB_MAX_ATTEMPTS times kills its workers every time: it is failed instead of run again.
@@ -45,6 +46,14 @@ def claim(analysis_id: int, task_id: str) -> bool:
         finish(analysis_id, task_id, error=too_many_attempts(attempts - 1))
         return False
     return True
+
+
+def renew(analysis_id: int, task_id: str) -> bool:
+    """Extend the lease of a row this task still holds; tell whether it does."""
+    renewed = Analysis.objects.filter(
+        pk=analysis_id, status=Analysis.Status.RUNNING, claimed_by=task_id
+    ).update(lease_until=lease_end())
+    return bool(renewed)
 
 
 def too_many_attempts(attempts: int) -> str:

@@ -1,7 +1,10 @@
 """The compare page's door into the analyzer: two stored templates compared three ways.
 
 Source lines (unchanged runs folded to their context), the analysis fields that differ, and
-the canonical conversations both render, the differing renders side by side.
+the canonical conversations both render, the differing renders side by side. The JSON API
+(workbench_api) compares through compare_stored too. The comparison runs in a child process
+bounded like an analysis (analyzer.analysis.isolated): a hostile template ends with an error
+naming the limit.
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ from dataclasses import dataclass
 from django.utils.safestring import SafeString, mark_safe
 
 from analyzer import TemplateComparison, compare_templates
-from analyzer.checks.compare import BehaviourCase, SourceLine
+from analyzer.analysis.isolated import run_isolated
+from analyzer.checks.compare import BehaviourCase, SourceLine, comparison_to_json
 from lab.analyses import engine
 from lab.analyses.models import Template
 from lab.analyses.presenters import pane_html, special_token_pattern, visible_html
 
 CONTEXT = 3  # unchanged lines kept around each change
+# A comparison renders each canonical conversation through both templates: a few dozen renders.
+COMPARE_SECONDS = 8.0
+COMPARE_MEMORY_MB = 768
 
 
 @dataclass(frozen=True)
@@ -44,11 +51,24 @@ class CompareView:
     behaviour: tuple[BehaviourView, ...]
 
 
+def compare_stored(a: Template, b: Template) -> TemplateComparison:
+    """Compare two stored templates in a killable child process: source lines, analysis
+    fields, canonical renders (AnalysisLimitError names the limit it ran over)."""
+    left, right = engine.source_of(a), engine.source_of(b)
+    name_a, name_b = a.display_name, b.display_name  # read here: the child opens no database
+    return run_isolated(
+        lambda: compare_templates(left, right, name_a=name_a, name_b=name_b),
+        seconds=COMPARE_SECONDS, memory_mb=COMPARE_MEMORY_MB, what="comparison")
+
+
+def comparison_json(comparison: TemplateComparison) -> str:
+    """The comparison's canonical JSON (same templates, same bytes)."""
+    return comparison_to_json(comparison)
+
+
 def compare(a: Template, b: Template) -> CompareView:
     """Compare two stored templates (their special tokens included)."""
-    comparison = compare_templates(
-        engine.source_of(a), engine.source_of(b), name_a=a.display_name, name_b=b.display_name
-    )
+    comparison = compare_stored(a, b)
     tokens = [t for t in (a.bos_token, a.eos_token, b.bos_token, b.eos_token) if t]
     specials = special_token_pattern(tokens)
     behaviour = tuple(_behaviour(case, specials) for case in comparison.behaviour)

@@ -13,7 +13,7 @@ from django.conf import settings
 import analyzer
 from analyzer.analysis.isolated import analyze_isolated
 from analyzer.errors import AnalyzerError, RenderLimitError
-from analyzer.render import loading
+from analyzer.render import code_cache, loading
 from analyzer.render.limits import RenderLimits
 from analyzer.render.loading import TemplateSource
 
@@ -81,6 +81,12 @@ def analyze_template(template: Template) -> str:
         seconds=settings.LAB_ANALYSIS_WALL_SECONDS,
         memory_mb=settings.LAB_ANALYSIS_MEMORY_MB,
     )
+
+
+def share_compiled_templates(folder: str) -> None:
+    """Let every lab process reuse a template's compile done by another ("" turns it off):
+    the analysis child compiles it, the web server's first render of the page loads it."""
+    code_cache.use_folder(folder or None)
 
 
 def max_template_chars() -> int:

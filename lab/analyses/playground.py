@@ -2,7 +2,9 @@
 
 The page sends each side's inputs as form text (JSON for messages, tools and kwargs); the
 rendered prompts come back as pane HTML (whitespace and special tokens visible, the
-difference highlighted as in the variant pairs).
+difference highlighted as in the variant pairs). The JSON API (workbench_api) renders
+through the same functions. Every render runs in a child process bounded like an analysis
+(analyzer.analysis.isolated): a hostile template ends with an error naming the limit.
 """
 
 from __future__ import annotations
@@ -14,11 +16,19 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from analyzer import RenderRequest, diff_renders, render_conversation
+from analyzer.analysis.isolated import run_isolated
+from analyzer.analysis.pipeline import ANALYSIS_CLOCK
+from analyzer.analysis.playground import RenderDiff, RenderResult
 from analyzer.errors import AnalyzerError
 from lab.analyses import engine
 from lab.analyses.models import Template
 from lab.analyses.presenters import pane_html, special_token_pattern, visible_html
-from lab.analyses.workbench import FIXED_NOW
+
+# Renders shown in the lab (and their permalinks) read the analysis' moment: they never change.
+FIXED_NOW = ANALYSIS_CLOCK
+# A render is one pass of the template: far below an analysis' bound, still generous.
+RENDER_SECONDS = 8.0
+RENDER_MEMORY_MB = 512
 
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "You are terse."},
@@ -111,9 +121,28 @@ def render(
     )
 
 
+def render_bounded(source: engine.TemplateSource, request: RenderRequest) -> RenderResult:
+    """Render in a killable child process (AnalysisLimitError names the limit it ran over)."""
+    return run_isolated(lambda: render_conversation(source, request, now=FIXED_NOW),
+                        seconds=RENDER_SECONDS, memory_mb=RENDER_MEMORY_MB, what="render")
+
+
+def render_stored(template: Template, request_json: str) -> RenderResult:
+    """Render a request (RenderRequest JSON: {"messages", "tools", "kwargs",
+    "add_generation_prompt", "continue_final_message", "bos_token", "eos_token"}) through a
+    stored template, with the template's own bos/eos unless the request sets them."""
+    request = RenderRequest.from_json(request_json)  # a bad request is refused before forking
+    return render_bounded(engine.source_of(template), request)
+
+
+def render_pair(template: Template, left_json: str, right_json: str) -> RenderDiff:
+    """Render two requests through one template and diff the prompts."""
+    return diff_renders(render_stored(template, left_json), render_stored(template, right_json))
+
+
 def _render(source: engine.TemplateSource, request: RenderRequest) -> tuple[Any, str]:
     try:
-        return render_conversation(source, request, now=FIXED_NOW), ""
+        return render_bounded(source, request), ""
     except AnalyzerError as exc:
         return None, str(exc)
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from analyzer import ChatTemplate, diff_split
+from analyzer.analysis.playground import compiled
 
 # The probe texts the analyzer renders with; the friendly sample replaces them.
 from analyzer.analysis.variants import (
@@ -126,13 +127,10 @@ class ChatSource:
     render_mode: str
 
     def compile(self) -> ChatTemplate:
-        return ChatTemplate(
-            self.source,
-            bos_token=self.bos_token,
-            eos_token=self.eos_token,
-            now=RENDER_CLOCK,
-            mode=self.render_mode,
-        )
+        # The page's "Serve it" card renders through the same per-process compile
+        # (playground.compiled): Jinja's compile is most of a finished page's first render.
+        chat = compiled(self.source, self.bos_token, self.eos_token, None, None)
+        return chat.at_clock(RENDER_CLOCK).in_mode(self.render_mode)
 
 
 def _friendly_sample(

@@ -9,7 +9,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from django.conf import settings
 
-from lab.analyses import claims, engine, notify, reconcile
+from lab.analyses import claims, engine, heartbeat, notify, reconcile
 from lab.analyses.models import Analysis
 
 TIME_LIMIT = settings.LAB_ANALYSIS_TIME_LIMIT
@@ -45,7 +45,8 @@ def run_analysis(self: Task, analysis_id: int) -> None:
         return
     analysis = Analysis.objects.select_related("template").get(pk=analysis_id)
     started = time.perf_counter()
-    result_json, error = _analyze(analysis)
+    with heartbeat.kept_lease(analysis_id, task_id):
+        result_json, error = _analyze(analysis)
     duration_ms = (time.perf_counter() - started) * 1000
     claims.finish(
         analysis_id, task_id, result_json=result_json, error=error, duration_ms=duration_ms

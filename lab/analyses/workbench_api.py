@@ -1,5 +1,7 @@
 """JSON endpoints of the daily tools: render a conversation, compare two templates, serve it.
 
+The same doors as the pages: playground (render), comparing (compare), serving (serve it).
+
 - `POST /api/templates/<sha256>/render`: body a render request ({"messages", "tools",
   "kwargs", "add_generation_prompt", "continue_final_message", "bos_token", "eos_token"}),
   optionally with "vs": a second request; answers the prompt (and the second one's, with
@@ -18,7 +20,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from lab.analyses import engine, workbench
+from analyzer.analysis.playground import RenderResult
+from lab.analyses import comparing, engine, playground, serving
 from lab.analyses.exports import BAD_REQUEST, json_error
 from lab.analyses.models import Analysis, Template
 
@@ -53,15 +56,15 @@ def render_answer(template: Template, body: dict[str, Any], vs: Any) -> dict[str
     """The render (and, with a second request, both renders and their diff)."""
     left = json.dumps(body)
     if vs is None:
-        return result_json(workbench.render_stored(template, left))
-    pair = workbench.render_pair(template, left, json.dumps(vs))
+        return result_json(playground.render_stored(template, left))
+    pair = playground.render_pair(template, left, json.dumps(vs))
     d = pair.diff
     return {"left": result_json(pair.left), "right": result_json(pair.right),
             "identical": pair.identical, "changed_inputs": list(pair.changed_inputs),
             "diff": {"prefix": d.prefix, "left": d.left, "right": d.right, "suffix": d.suffix}}
 
 
-def result_json(result: workbench.RenderResult) -> dict[str, Any]:
+def result_json(result: RenderResult) -> dict[str, Any]:
     return {"prompt": result.prompt, "request": json.loads(result.request.to_json()),
             "render_mode": result.render_mode.value, "render_note": result.render_note,
             "template_kwargs": list(result.template_kwargs),
@@ -76,10 +79,10 @@ def compare(request: HttpRequest, sha_a: str, sha_b: str) -> HttpResponse:
         missing = sha_a if a is None else sha_b
         return json_error(NOT_FOUND, "not_found", f"no stored template {missing}")
     try:
-        comparison = workbench.compare_stored(a, b)
+        comparison = comparing.compare_stored(a, b)
     except engine.AnalyzerError as exc:
         return json_error(UNPROCESSABLE, "compare_failed", str(exc))
-    return HttpResponse(workbench.comparison_json(comparison), content_type="application/json")
+    return HttpResponse(comparing.comparison_json(comparison), content_type="application/json")
 
 
 @require_GET
@@ -89,10 +92,10 @@ def serve(request: HttpRequest, pk: int) -> JsonResponse:
         pk=pk, status=Analysis.Status.DONE).first()
     if analysis is None:
         return json_error(NOT_FOUND, "not_found", f"no finished analysis with id {pk}")
-    served = workbench.serve_it(analysis)
-    tag = served.structural_tag
+    card = serving.serve_card(analysis.template, analysis.result_json)
     return JsonResponse({
-        "engines": [advice.to_dict() for advice in served.engines],
-        "structural_tag": {"available": tag.available, "problem": tag.problem, "note": tag.note,
-                           "response_format": tag.to_dict() if tag.available else None,
-                           "llguidance_check": served.llguidance_verdict}})
+        "engines": [advice.to_dict() for advice in card.engines],
+        "structural_tag": {"available": bool(card.tag_json), "problem": card.tag_problem,
+                           "note": card.tag_note,
+                           "response_format": json.loads(card.tag_json) if card.tag_json else None,
+                           "llguidance_check": card.tag_check}})

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
-
-from lab.corpus.models import CorpusResult, CorpusRun
+from lab.corpus.models import CorpusRun
 
 WIDTH, HEIGHT, PAD = 360, 90, 6
 HISTORY = 30  # runs the chart covers
@@ -42,26 +40,17 @@ class Series:
 
 
 def run_rates(limit: int = HISTORY) -> list[RunRates]:
-    """The pass rates of the newest finished runs, oldest first (one query)."""
-    run_ids = (
-        CorpusRun.objects.filter(status=CorpusRun.Status.DONE).order_by("-pk").values("pk")[:limit]
-    )
-    counts = (
-        CorpusResult.objects.filter(run_id__in=run_ids)
-        .values("run_id")
-        .annotate(
-            rt_pass=Count("pk", filter=Q(round_trip="pass")),
-            rt_seen=Count("pk", filter=Q(round_trip__in=("pass", "fail"))),
-            gr_pass=Count("pk", filter=Q(grammar="pass")),
-            gr_seen=Count("pk", filter=Q(grammar__in=("pass", "fail"))),
-        )
-        .order_by("run_id")
-    )
+    """The pass rates of the newest finished runs, oldest first (one query over runs only)."""
+    runs = CorpusRun.objects.filter(status=CorpusRun.Status.DONE).order_by("-pk")[:limit]
     return [
-        RunRates(row["run_id"], _share(row["rt_pass"], row["rt_seen"]),
-                 _share(row["gr_pass"], row["gr_seen"]))
-        for row in counts
+        RunRates(run.pk, _share(run.round_trip_passed, run.round_trip_checked),
+                 _share(run.grammar_passed, run.grammar_checked))
+        for run in reversed(runs.only(*RATE_FIELDS))
     ]
+
+
+RATE_FIELDS = ("pk", "round_trip_passed", "round_trip_checked", "grammar_passed",
+               "grammar_checked")
 
 
 def _share(passed: int, seen: int) -> float | None:

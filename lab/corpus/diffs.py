@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from lab.corpus.models import SUMMARY_FIELDS, CorpusResult, CorpusRun
 
@@ -42,11 +45,11 @@ class TemplateDiff:
     head: Row | None
     changes: tuple[FieldChange, ...]
 
-    @property
+    @cached_property  # read for sorting, counting and showing: computed once
     def worse(self) -> bool:
         return any(change.worse for change in self.changes)
 
-    @property
+    @cached_property
     def better(self) -> bool:
         return any(change.better for change in self.changes) and not self.worse
 
@@ -60,34 +63,64 @@ class RunDiff:
     templates: tuple[TemplateDiff, ...]  # changed ones only, worse first, then by name
     compared: int  # templates present in either run
 
-    @property
+    @cached_property  # the page and the JSON read these several times
     def regressions(self) -> tuple[TemplateDiff, ...]:
         return tuple(t for t in self.templates if t.worse)
 
-    @property
+    @cached_property
     def improvements(self) -> tuple[TemplateDiff, ...]:
         return tuple(t for t in self.templates if t.better)
 
 
-def summaries(run: CorpusRun) -> dict[int, Row]:
-    """Read a run's summary columns (one query), keyed by corpus entry."""
-    rows = CorpusResult.objects.filter(run=run).values("id", "entry_id", *SUMMARY_FIELDS)
-    return {row["entry_id"]: row for row in rows}
+# Every column `compare` reads: a row equal to the other run's row in all of them has no change.
+COMPARED_FIELDS = (
+    "status", *MODE_FIELDS, "template_sha256", "round_trip", "grammar", "cases_passed",
+    "cases_failed", "cases_total", "failed_cases", "vectors_passed", "vectors_total",
+    "markers_json",
+)
+
+
+def differing_summaries(run: CorpusRun, other: CorpusRun) -> dict[int, Row]:
+    """Read the summary columns of the run's rows that differ from (or are missing in) the other
+    run, keyed by corpus entry (one query: the database skips the unchanged rows)."""
+    same = {field: OuterRef(field) for field in COMPARED_FIELDS}
+    unchanged = Exists(
+        CorpusResult.objects.filter(run=other, entry_id=OuterRef("entry_id"), **same)
+    )
+    return _by_entry(CorpusResult.objects.filter(run=run).exclude(unchanged))
+
+
+def counterparts(base: CorpusRun, head: CorpusRun, changed: Iterable[int]) -> dict[int, Row]:
+    """The base run's rows of the changed templates and of those the head run lacks (one query)."""
+    in_head = CorpusResult.objects.filter(run=head).values("entry_id")
+    rows = CorpusResult.objects.filter(run=base).filter(
+        Q(entry_id__in=list(changed)) | ~Q(entry_id__in=in_head)
+    )
+    return _by_entry(rows)
+
+
+def _by_entry(rows: QuerySet[CorpusResult]) -> dict[int, Row]:
+    fields = ("id", "entry_id", *SUMMARY_FIELDS)
+    return {row["entry_id"]: row for row in rows.order_by().values(*fields)}
 
 
 def diff_runs(base: CorpusRun, head: CorpusRun) -> RunDiff:
-    """Compare two runs (two queries, whatever the corpus size)."""
-    before, after = summaries(base), summaries(head)
-    entries = before.keys() | after.keys()
+    """Compare two runs (three queries, reading only the rows that changed)."""
+    after = differing_summaries(head, base)
+    before = counterparts(base, head, after.keys())
     changed = []
-    for entry in entries:
+    for entry in before.keys() | after.keys():
+        # A head row that differs is read with its base row; a base row read without a head
+        # row is missing in the head run (and a head row without a base row is new).
         old, new = before.get(entry), after.get(entry)
         changes = compare(old, new)
         if changes:
             name = str((new or old or {}).get("name", ""))
             changed.append(TemplateDiff(name, old, new, changes))
     changed.sort(key=lambda t: (not t.worse, t.name))
-    return RunDiff(base, head, tuple(changed), len(entries))
+    only_in_base = len(before.keys() - after.keys())
+    compared = CorpusResult.objects.filter(run=head).count() + only_in_base
+    return RunDiff(base, head, tuple(changed), compared)
 
 
 def compare(old: Row | None, new: Row | None) -> tuple[FieldChange, ...]:

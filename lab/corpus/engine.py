@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 import analyzer
+from analyzer.analysis.pipeline import compiled
 from analyzer.checks.robustness import check_robustness, pass_rate
 from analyzer.checks.verify import Outcome, Verification, verification_to_json, verify_template
 from analyzer.errors import AnalyzerError
+from analyzer.model import RenderMode
 from lab.analyses import engine as analyses_engine
 
 if TYPE_CHECKING:
@@ -64,8 +66,23 @@ def analyzer_version() -> str:
 def analyze(template: Template) -> tuple[str, float]:
     """Analyse a stored template; return its canonical JSON and the milliseconds it took."""
     started = time.perf_counter()
+    precompile(template)
     result_json = analyses_engine.analyze_template(template)
     return result_json, (time.perf_counter() - started) * 1000
+
+
+def precompile(template: Template) -> None:
+    """Compile the template in this process before the analysis forks its child.
+
+    The child inherits the compiled template and the verification after it reuses it: one
+    Jinja compile per template instead of two (a third of a corpus template's analysis).
+    A template that does not compile is left for the child to report, as for any paste.
+    """
+    source = analyses_engine.source_of(template)
+    try:
+        compiled(source.source, source.bos_token, source.eos_token, RenderMode.HF)
+    except AnalyzerError:
+        pass
 
 
 def evaluate(template: Template, analysis_json: str) -> Evaluation:
@@ -82,7 +99,7 @@ def evaluate(template: Template, analysis_json: str) -> Evaluation:
         reasoning_mode=analysis.reasoning.mode.value,
         content_mode=analysis.content.mode.value,
         key_markers=" ".join(analysis.preserved_tokens)[:500],
-        markers=markers_of(analyzer.analysis_to_json(analysis)),
+        markers=markers_of(analysis_json),  # the canonical JSON of this very analysis
         round_trip=verification.round_trip.value,
         grammar=verification.grammar.value,
         **case_counts(verification),

@@ -73,6 +73,12 @@ class CorpusRun(models.Model):
     round_trip_failed = models.PositiveIntegerField(default=0)
     grammar_failed = models.PositiveIntegerField(default=0)
     errors = models.PositiveIntegerField(default=0)
+    # The pass-rate chart's counts (lab.corpus.chart), so it reads 30 runs, not their rows:
+    # templates whose round trip / grammar passed, and those where it was checked at all.
+    round_trip_passed = models.PositiveIntegerField(default=0)
+    round_trip_checked = models.PositiveIntegerField(default=0)
+    grammar_passed = models.PositiveIntegerField(default=0)
+    grammar_checked = models.PositiveIntegerField(default=0)
     note = models.TextField(blank=True)
 
     class Meta:
@@ -211,3 +217,23 @@ SUMMARY_FIELDS = (
     "analysis_ms",
     "verify_ms",
 )
+
+
+class EntryAttempt(models.Model):
+    """How often a run's task for one template was started (a redelivery counts again).
+
+    A template whose evaluation kills its worker process every time would otherwise be
+    redelivered for good: past LAB_MAX_ATTEMPTS starts its row fails instead (lab.corpus.runs).
+    """
+
+    run = models.ForeignKey(CorpusRun, on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey(CorpusTemplate, on_delete=models.CASCADE, related_name="+")
+    attempts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "entry"], name="corpus_attempt_once_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"entry {self.entry_id} of run {self.run_id}: {self.attempts} attempt(s)"

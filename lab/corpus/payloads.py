@@ -123,7 +123,9 @@ def template_diff_payload(diff: TemplateDiff, request: HttpRequest) -> dict[str,
 
 
 def diff_payload(diff: RunDiff, request: HttpRequest) -> dict[str, Any]:
-    """Describe a diff: the verdict first (CI reads "worse"), then every changed template."""
+    """Describe a diff: the verdict first (CI reads "worse"), then one page of the changed
+    templates, worse first (?page=N&per_page=M, 100 by default)."""
+    page = Paginator(diff.templates, rows_per_page(request)).get_page(request.GET.get("page"))
     return {
         "base": run_summary(diff.base, request, diff.base.total),
         "head": run_summary(diff.head, request, diff.head.total),
@@ -132,5 +134,6 @@ def diff_payload(diff: RunDiff, request: HttpRequest) -> dict[str, Any]:
         "regressions": len(diff.regressions),
         "improvements": len(diff.improvements),
         "changed": len(diff.templates),
-        "templates": [template_diff_payload(t, request) for t in diff.templates],
+        "templates": [template_diff_payload(t, request) for t in page],
+        "page": page_links(page, request),
     }

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import logging
 
+from django.conf import settings
 from django.db import IntegrityError
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from lab.analyses.models import Analysis, options_key
-from lab.corpus import engine
+from lab.corpus import engine, notify
 from lab.corpus.diffs import diff_runs
-from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
+from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate, EntryAttempt
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +40,34 @@ def evaluate_entry(run_id: int, entry_id: int) -> CorpusResult | None:
     existing = CorpusResult.objects.filter(run_id=run_id, entry=entry).first()
     if existing is not None:
         return existing
+    attempts = count_attempt(run_id, entry_id)
+    fields = (
+        failed_fields(too_many_attempts(attempts - 1))
+        if attempts > settings.LAB_MAX_ATTEMPTS
+        else evaluated_fields(entry)
+    )
     try:
-        return store(run_id, entry, evaluated_fields(entry))
+        stored = store(run_id, entry, fields)
     except IntegrityError:  # a redelivered task stored it a moment ago
         return CorpusResult.objects.filter(run_id=run_id, entry=entry).first()
+    notify.announce(run_id)
+    return stored
+
+
+def count_attempt(run_id: int, entry_id: int) -> int:
+    """Count one more start of this template's task in this run; return the count."""
+    EntryAttempt.objects.get_or_create(run_id=run_id, entry_id=entry_id)
+    counted = EntryAttempt.objects.filter(run_id=run_id, entry_id=entry_id)
+    counted.update(attempts=F("attempts") + 1)
+    return counted.values_list("attempts", flat=True).get()
+
+
+def too_many_attempts(started: int) -> str:
+    """The error of a template whose evaluation killed its worker process every time."""
+    return (
+        f"the worker evaluating this template died {started} times (killed, out of memory, or "
+        f"past the hard time limit); it is not tried again"
+    )
 
 
 def failed_fields(message: str) -> dict[str, object]:
@@ -54,12 +79,28 @@ def failed_fields(message: str) -> dict[str, object]:
     }
 
 
+class ResultTooLarge(Exception):
+    """A result JSON over the lab's cap (LAB_MAX_RESULT_BYTES), which is never stored."""
+
+
+def within_result_cap(what: str, text: str) -> str:
+    """Return the JSON if it may be stored; raise ResultTooLarge saying how large it is."""
+    size, cap = len(text.encode("utf-8")), settings.LAB_MAX_RESULT_BYTES
+    if size > cap:
+        raise ResultTooLarge(
+            f"the {what} result is {size:,} bytes of JSON; the lab stores at most {cap:,} bytes"
+        )
+    return text
+
+
 def evaluated_fields(entry: CorpusTemplate) -> dict[str, object]:
     """Analyse (or reuse the stored analysis), verify and run vectors; return the row's fields."""
     try:
         analysis = stored_analysis(entry)
     except engine.AnalyzerError as exc:
         return failed_fields(f"analysis failed: {exc}")
+    except ResultTooLarge as exc:
+        return failed_fields(str(exc))
     try:
         evaluation = engine.evaluate(entry.template, analysis.result_json)
     except Exception as exc:  # noqa: BLE001 - one broken template must not stop the run
@@ -71,6 +112,11 @@ def evaluated_fields(entry: CorpusTemplate) -> dict[str, object]:
         }
     fields = vars(evaluation).copy()
     fields["markers_json"] = markers_json(fields.pop("markers"))
+    try:
+        within_result_cap("verification", evaluation.verification_json)
+    except ResultTooLarge as exc:
+        return {**failed_fields(str(exc)), "analysis": analysis,
+                "analysis_ms": analysis.duration_ms}
     return {
         **fields,
         "status": CorpusResult.Status.DONE,
@@ -101,6 +147,7 @@ def stored_analysis(entry: CorpusTemplate) -> Analysis:
         return found
     started = timezone.now()
     result_json, elapsed_ms = engine.analyze(entry.template)
+    within_result_cap("analysis", result_json)  # held to the cap of a pasted analysis
     return Analysis.objects.create(
         template=entry.template,
         analyzer_version=version,
@@ -131,6 +178,7 @@ def close_run(run_id: int) -> CorpusRun | None:
         round_trip_failed=Count("pk", filter=Q(round_trip="fail")),
         grammar_failed=Count("pk", filter=Q(grammar="fail")),
         errors=Count("pk", filter=Q(status=CorpusResult.Status.ERROR)),
+        **rate_counts(),
     )
     for field, value in counts.items():
         setattr(run, field, value)
@@ -143,7 +191,19 @@ def close_run(run_id: int) -> CorpusRun | None:
     run.started_at = run.started_at or timezone.now()
     run.finished_at = timezone.now()
     run.save()
+    notify.announce(run_id, force=True)  # the dashboards watching it reload now
     return run
+
+
+def rate_counts() -> dict[str, Count]:
+    """The pass-rate counts of a run's rows, as aggregates (stored on the run when it closes)."""
+    checked = ("pass", "fail")  # a skip is neither a pass nor a failure
+    return {
+        "round_trip_passed": Count("pk", filter=Q(round_trip="pass")),
+        "round_trip_checked": Count("pk", filter=Q(round_trip__in=checked)),
+        "grammar_passed": Count("pk", filter=Q(grammar="pass")),
+        "grammar_checked": Count("pk", filter=Q(grammar__in=checked)),
+    }
 
 
 def close_pending_run(run_id: int) -> CorpusRun | None:

@@ -13,7 +13,6 @@ urlpatterns = [
     path("runs/<int:pk>/", views.run_detail, name="corpus-run"),
     path("runs/<int:pk>/cancel/", views.cancel_run, name="corpus-run-cancel"),
     path("runs/<int:pk>/results.csv", views.export_csv, name="corpus-run-csv"),
-    path("runs/<int:pk>/progress/", views.run_progress, name="corpus-run-progress"),
     path("results/<int:pk>/", views.result_detail, name="corpus-result"),
     path("diff/", views.diff_view, name="corpus-diff"),
     path("api/runs/latest/", views.api_latest_run, name="corpus-api-latest"),

@@ -1,7 +1,8 @@
 """Corpus pages: the dashboard of a run, the run history, a diff of two runs, one result.
 
-htmx polls the dashboard's status partial while a run is in progress; when the run closes,
-the page reloads to show the final table. Each page has a JSON twin under /corpus/api/.
+While a run is in progress its dashboard hears the progress over a websocket
+(lab.corpus.progress); when the run closes, the page reloads to show the final table. Each page
+has a JSON twin under /corpus/api/.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRefresh
 
 from lab.corpus import chart, launch, payloads, queries, recovery
 from lab.corpus.diffs import RunDiff, diff_runs, visible
@@ -27,10 +27,12 @@ def dashboard_context(request: HttpRequest, run: CorpusRun | None) -> dict[str, 
     if run is None:
         return context
     filters = queries.Filters.from_query(request.GET)
+    page = queries.page_of(queries.filtered_rows(run, filters), request.GET.get("page"))
     context.update(
         filters=filters,
-        page=queries.page_of(queries.filtered_rows(run, filters), request.GET.get("page")),
-        completed=queries.completed(run),
+        page=page,
+        # Unfiltered, the pager has counted the run's rows already.
+        completed=queries.completed(run) if filters.active else page.paginator.count,
         formats=queries.choices(run, "tool_format"),
         reasoning_modes=queries.choices(run, "reasoning_mode"),
         verdicts=queries.VERDICTS,
@@ -53,16 +55,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show one run."""
     run = get_object_or_404(CorpusRun, pk=pk)
     return render(request, "corpus/dashboard.html", dashboard_context(request, run))
-
-
-@require_GET
-def run_progress(request: HttpRequest, pk: int) -> HttpResponse:
-    """The status partial htmx polls; reload the page once the run it watched has closed."""
-    run = get_object_or_404(CorpusRun, pk=pk)
-    if request.GET.get("watching") and not run.is_pending:
-        return HttpResponseClientRefresh()
-    context = {"run": run, "completed": queries.completed(run)}
-    return render(request, "corpus/dashboard.html#run-status", context)
 
 
 @require_POST

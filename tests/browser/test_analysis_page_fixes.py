@@ -13,6 +13,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from analyzer.gbnf.builder import LINE_WIDTH
+
 ANALYSIS_URL = re.compile(r"/a/\d+/$")
 DIFF_BACKGROUND = "rgb(255, 242, 179)"  # --diff-bg in lab.css
 
@@ -162,6 +164,9 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
     grammar = page.locator("#parser-gbnf")
     sizes = grammar.evaluate("el => [el.scrollWidth, el.clientWidth]")
     assert sizes[0] <= sizes[1], sizes
+    # The grammar text itself is wrapped (a copied grammar reads well in an editor too).
+    longest = max(grammar.inner_text().splitlines(), key=len)
+    assert len(longest) <= LINE_WIDTH, longest
     page.set_viewport_size({"width": 375, "height": 800})
     page.reload()
     expect(page.locator("#analysis-status .badge")).to_have_text("done")

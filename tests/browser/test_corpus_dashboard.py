@@ -132,13 +132,21 @@ def worsened(stack: Stack) -> tuple[int, int]:
 
 
 def test_a_run_started_from_the_dashboard_fills_the_table_live(page: Page) -> None:
+    sockets: list[str] = []
+    requests: list[str] = []
+    page.on("websocket", lambda socket: sockets.append(socket.url))
+    page.on("request", lambda request: requests.append(request.url))
     page.goto("/corpus/")
     page.locator("#start-run").click()
     expect(page).to_have_url(re.compile(r"/corpus/runs/\d+/$"))
     expect(page.locator("#run-progress")).to_be_visible()
-    # htmx polls the status while workers evaluate; the page reloads once the run closes.
+    # The workers' progress is pushed over a websocket; the page reloads once the run closes.
     expect(page.locator("#run-state")).to_have_text("done", timeout=180_000)
     expect(page.locator("#run-progress")).to_have_text(f"{len(SMALL)} / {len(SMALL)} templates")
+    assert any(re.search(r"/ws/corpus/runs/\d+/progress/$", url) for url in sockets), sockets
+    # Nothing was polled: only the pages themselves and their static files were fetched.
+    fetched = [url for url in requests if "/static/" not in url]
+    assert all(re.search(r"/corpus/(runs/(new/|\d+/))?$", url) for url in fetched), fetched
     rows = page.locator("#corpus-table tbody tr")
     expect(rows).to_have_count(len(SMALL))
     coder = page.locator(f'tr[data-name="{WORSENED}"]')

@@ -122,3 +122,27 @@ def test_two_hub_revisions_of_a_template_are_listed_and_compared(page: Page) -> 
     expect(page).to_have_url(re.compile(r"/compare/\?a=\w+&b=\w+$"))
     # GLM-4.6 then GLM-4.7-Flash: the reasoning mode changed.
     expect(page.locator("#compare-analysis")).to_contain_text("FORCED_CLOSED")
+
+
+SPINNING = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+
+
+def template_key(page: Page) -> str:
+    """The analysed template's full key, from its link (/t/<key>/) in the page head."""
+    href = page.locator(".page-head .meta a:has(code.sha)").first.get_attribute("href") or ""
+    return href.rstrip("/").rsplit("/", 1)[-1]
+
+
+def test_a_hostile_template_compared_ends_with_its_limit_and_the_page_stays_up(
+    page: Page, corpus_templates: Path
+) -> None:
+    paste(page, corpus(corpus_templates, "Qwen-Qwen3-0.6B"))
+    key_a = template_key(page)
+    page.goto("/")
+    page.locator("#id_source").fill(SPINNING)
+    page.locator("#paste-submit").click()
+    expect(page.locator("#analysis-status .badge")).to_have_text("failed", timeout=30_000)
+    key_b = template_key(page)
+    page.goto(f"/compare/?a={key_a}&b={key_b}")
+    expect(page.locator("main")).to_contain_text("took longer than", timeout=15_000)
+    expect(page.locator("#compare-submit")).to_be_visible()

@@ -72,3 +72,15 @@ def test_the_hard_time_limit_fails_the_row_its_task_held() -> None:
     analysis.refresh_from_db()
     assert analysis.status == Analysis.Status.FAILED
     assert "hard time limit" in analysis.error and "was killed" in analysis.error
+
+
+def test_a_renewal_extends_only_the_holders_lease() -> None:
+    analysis = _queued()
+    claims.claim(analysis.pk, "task-1")
+    Analysis.objects.filter(pk=analysis.pk).update(lease_until=timezone.now())
+    assert not claims.renew(analysis.pk, "task-2")
+    assert claims.renew(analysis.pk, "task-1")
+    analysis.refresh_from_db()
+    assert analysis.lease_until is not None and analysis.lease_until > timezone.now()
+    claims.finish(analysis.pk, "task-1", error="boom")
+    assert not claims.renew(analysis.pk, "task-1")  # a finished row has no lease to keep

@@ -103,3 +103,13 @@ def test_the_template_page_links_to_a_comparison_with_itself_as_a(
     assert f'href="/compare/?a={old.key}"' in page
     form = client.get("/compare/", {"a": old.key}).content.decode()
     assert f'value="{old.key}"' in form and "Give two stored templates" not in form
+
+
+def test_a_hostile_template_compared_ends_with_the_limit_named(
+    client: Client, pair: tuple[Template, Template]
+) -> None:
+    spinning = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    hostile = intake.store_template(engine.load_pasted(spinning))
+    response = client.get("/compare/", {"a": pair[0].key, "b": hostile.key})
+    assert response.status_code == 422
+    assert "took longer than" in response.content.decode()

@@ -8,6 +8,7 @@ evaluates one template per task and the chord's callback closes the run.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from lab.corpus.models import CorpusResult, CorpusRun
+from lab.corpus.models import CorpusResult, CorpusRun, EntryAttempt
 from lab.run import ROOT, start_valkey, start_worker, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the processes must see committed rows
@@ -87,3 +88,58 @@ def test_a_corpus_run_completes_through_real_workers(
     data = Client().get(f"/corpus/api/runs/{rerun.pk}/").json()
     assert len(data["results"]) == count and data["worse"] is False
     print(f"\ncorpus of {count}: first run {first_seconds:.1f} s, second {second_seconds:.1f} s")
+
+
+# --- a poison template: its task kills the worker process every time ----------------------------
+
+# Each render loops first, so that the evaluation lasts long enough for a kill to land mid-task.
+SLOW_PREFIX = "{%- for i in range(30000) %}{% endfor %}"
+
+
+def started() -> int:
+    """How many times the template's evaluation has started so far."""
+    return sum(EntryAttempt.objects.values_list("attempts", flat=True))
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def test_a_template_that_kills_its_worker_every_time_fails_after_the_attempt_cap(
+    test_database_url: str, corpus_templates: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "poison"
+    folder.mkdir()
+    base = (corpus_templates / "Qwen3-Coder.jinja").read_text()
+    (folder / "poison.jinja").write_text(SLOW_PREFIX + base)
+    valkey, url = start_valkey(tmp_path / "valkey", log=tmp_path / "valkey.log")
+    env = {**os.environ, "REDIS_URL": url, "DATABASE_URL": test_database_url,
+           "LAB_MAX_ATTEMPTS": "2"}
+    log = tmp_path / "worker.log"
+    worker = start_worker(env, concurrency=1, log=log)
+    try:
+        assert manage(env, "import", str(folder)).returncode == 0
+        assert manage(env, "run").returncode == 0
+        kills, seen, deadline = 0, 0, time.monotonic() + 90
+        while not CorpusRun.objects.filter(status=CorpusRun.Status.DONE).exists():
+            assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+            # "The template" kills its process in each allowed attempt (two: LAB_MAX_ATTEMPTS).
+            if seen < started() <= 2:
+                seen = started()
+                for pid in children(worker.pid):
+                    os.kill(pid, signal.SIGKILL)
+                    kills += 1
+            time.sleep(0.02)
+    finally:
+        stop([worker, valkey])
+    result = CorpusResult.objects.get()
+    assert kills == 2, result.error  # both allowed attempts died; the third start failed it
+    assert result.status == CorpusResult.Status.ERROR, log.read_text(errors="replace")[-4000:]
+    assert result.error.startswith("the worker evaluating this template died 2 times")
+    assert CorpusRun.objects.get().errors == 1

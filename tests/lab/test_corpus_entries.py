@@ -213,6 +213,23 @@ def test_a_same_named_file_from_another_folder_is_a_reported_clash_not_a_replace
     assert kept.template.source == (folder / "Qwen3-Coder.jinja").read_text()
 
 
+def test_the_import_command_exits_non_zero_naming_the_clashing_templates(
+    folder: Path, tmp_path: Path
+) -> None:
+    call_command("corpus", "import", str(folder))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Qwen3-Coder.jinja").write_text("{{ messages[0].content }}")
+    (other / "fresh.jinja").write_text("{{ messages[-1].content }}")
+    with pytest.raises(CommandError) as raised:
+        call_command("corpus", "import", str(other))
+    assert raised.value.returncode == 1
+    assert "1 template(s) not imported" in str(raised.value)
+    assert "(Qwen3-Coder)" in str(raised.value)
+    # What did not clash was imported all the same.
+    assert CorpusTemplate.objects.filter(name="fresh").exists()
+
+
 def test_an_entry_made_before_origin_keys_is_adopted_by_its_folder(folder: Path) -> None:
     entries.import_directory(folder)
     CorpusTemplate.objects.update(origin_key=None)

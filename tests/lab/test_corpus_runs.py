@@ -144,6 +144,30 @@ def test_a_template_the_analyzer_cannot_read_gets_an_error_row(
     assert run.status == CorpusRun.Status.DONE and run.errors == 1
 
 
+def test_a_result_over_the_size_cap_is_an_error_row_and_is_not_stored(
+    small_corpus: Path, run_now: Callable[[], CorpusRun], settings: Any
+) -> None:
+    settings.LAB_MAX_RESULT_BYTES = 2_000  # below every corpus template's analysis JSON
+    run = run_now()
+    assert run.errors == len(SMALL)
+    for result in run.results.all():
+        assert result.error.startswith("the analysis result is ")
+        assert result.error.endswith("bytes of JSON; the lab stores at most 2,000 bytes")
+    assert not Analysis.objects.exists()
+
+
+def test_a_verification_over_the_size_cap_is_an_error_row(
+    small_corpus: Path, run_now: Callable[[], CorpusRun], settings: Any
+) -> None:
+    qwen = row(run_now(), "Qwen3-Coder")
+    # The second run reuses the stored analysis; its new verification is one byte too large.
+    settings.LAB_MAX_RESULT_BYTES = len(qwen.verification_json.encode()) - 1
+    again = row(run_now(), "Qwen3-Coder")
+    assert again.status == CorpusResult.Status.ERROR and again.verification_json == ""
+    assert again.error.startswith("the verification result is ")
+    assert again.analysis_id == qwen.analysis_id
+
+
 def test_retired_templates_are_left_out_of_new_runs(
     small_corpus: Path, run_now: Callable[[], CorpusRun]
 ) -> None:

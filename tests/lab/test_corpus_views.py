@@ -19,8 +19,6 @@ from lab.corpus.models import CorpusResult, CorpusRun, CorpusTemplate
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
-
 
 def make_entries(count: int, prefix: str = "tpl") -> list[CorpusTemplate]:
     templates = Template.objects.bulk_create(
@@ -144,6 +142,39 @@ def test_the_dashboard_costs_the_same_queries_for_ten_or_a_hundred_templates(
     assert counts[0] == counts[1] <= 8
 
 
+PAGES = (
+    "/corpus/",
+    "/corpus/?page=2&sort=-analysis",
+    "/corpus/runs/",
+    "/corpus/runs/{head}/",
+    "/corpus/diff/?base={base}&head={head}",
+    "/corpus/results/{result}/",
+    "/corpus/api/runs/{head}/",
+    "/corpus/api/runs/latest/",
+    "/corpus/api/diff/?base={base}&head={head}",
+)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_costs_the_same_queries_at_ten_or_fifty_templates(
+    client: Client, page: str
+) -> None:
+    counts = []
+    for size, prefix in ((10, "small"), (50, "large")):
+        entries = make_entries(size, prefix)
+        base = make_run(entries)
+        # Half the templates got worse: the diff grows with the corpus, its queries must not.
+        worse = {entry.name: {"grammar": "fail"} for entry in entries[: size // 2]}
+        head = make_run(entries, **worse)
+        result = head.results.order_by("pk").first()
+        assert result is not None
+        path = page.format(base=base.pk, head=head.pk, result=result.pk)
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        counts.append(len(captured.captured_queries))
+    assert counts[0] == counts[1], f"{page}: {counts[0]} queries at 10, {counts[1]} at 50"
+
+
 def test_a_worse_run_is_marked_red_at_the_top_with_a_link_to_the_diff(client: Client) -> None:
     entries = make_entries(2)
     base = make_run(entries)
@@ -161,24 +192,14 @@ def test_an_older_run_page_points_to_the_newest(client: Client) -> None:
     assert f'the newest is <a href="/corpus/runs/{newest.pk}/">run {newest.pk}</a>' in page
 
 
-def test_a_pending_run_is_polled_and_the_page_reloads_when_it_closes(client: Client) -> None:
-    entry = make_entries(1)[0]
+def test_a_pending_run_listens_for_its_progress_instead_of_polling(client: Client) -> None:
     run = CorpusRun.objects.create(analyzer_version="x", total=1, status="running")
     page = client.get(run.get_absolute_url()).content.decode()
-    assert f'hx-get="/corpus/runs/{run.pk}/progress/?watching=1" hx-trigger="every 1s"' in page
-    partial = client.get(f"/corpus/runs/{run.pk}/progress/?watching=1", **HTMX)
-    assert 'id="run-progress">0 / 1 templates' in partial.content.decode()
-    CorpusResult.objects.create(
-        run=run,
-        entry=entry,
-        name=entry.name,
-        status="done",
-        template_sha256=entry.template.sha256,
-        analyzer_version="x",
-    )
+    assert f'data-progress-socket="/ws/corpus/runs/{run.pk}/progress/"' in page
+    assert "corpus_progress.js" in page and "hx-trigger" not in page
     runs.close_run(run.pk)
-    done = client.get(f"/corpus/runs/{run.pk}/progress/?watching=1", **HTMX)
-    assert done["HX-Refresh"] == "true"
+    closed = client.get(run.get_absolute_url()).content.decode()
+    assert "data-progress-socket" not in closed and "corpus_progress.js" not in closed
 
 
 def test_the_button_starts_a_run_and_shows_it(
@@ -336,6 +357,37 @@ def test_the_diff_json_says_worse_for_ci(client: Client) -> None:
         }
     ]
     assert data["head"]["diff_url"].endswith(f"/corpus/api/diff/?base={base.pk}&head={head.pk}")
+
+
+def test_the_diff_json_pages_its_templates_worse_first(client: Client) -> None:
+    entries = make_entries(5)
+    base = make_run(entries)
+    changed = {"tpl-000": {"content_mode": "NONE"}, "tpl-003": {"grammar": "fail"},
+               "tpl-004": {"content_mode": "NONE"}}
+    head = make_run(entries, **changed)
+    path = f"/corpus/api/diff/?base={base.pk}&head={head.pk}&per_page=2"
+    first = client.get(path).json()
+    assert (first["changed"], first["regressions"]) == (3, 1)
+    assert [t["name"] for t in first["templates"]] == ["tpl-003", "tpl-000"]
+    assert (first["page"]["pages"], first["page"]["count"]) == (2, 3)
+    second = client.get(first["page"]["next"]).json()
+    assert [t["name"] for t in second["templates"]] == ["tpl-004"]
+    assert second["page"]["next"] is None
+
+
+def test_the_diff_lists_templates_missing_from_either_run_and_counts_both(
+    client: Client,
+) -> None:
+    entries = make_entries(4)
+    base = make_run(entries[:3])
+    head = make_run(entries[1:], **{"tpl-002": {"grammar": "fail"}})
+    data = client.get(f"/corpus/api/diff/?base={base.pk}&head={head.pk}").json()
+    assert data["compared"] == 4
+    changes = {t["name"]: t["changes"][0] for t in data["templates"]}
+    assert sorted(changes) == ["tpl-000", "tpl-002", "tpl-003"]  # tpl-001 is unchanged
+    assert (changes["tpl-000"]["before"], changes["tpl-000"]["after"]) == ("present", "absent")
+    assert (changes["tpl-003"]["before"], changes["tpl-003"]["after"]) == ("absent", "present")
+    assert changes["tpl-002"]["field"] == "grammar" and changes["tpl-002"]["worse"]
 
 
 def test_latest_run_json_is_404_before_any_run_finished(client: Client) -> None:

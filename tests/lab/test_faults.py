@@ -19,9 +19,11 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from lab.analyses.models import Analysis
 from lab.run import (
@@ -39,7 +41,8 @@ pytestmark = pytest.mark.django_db(transaction=True)  # the services must see co
 
 FAULT_SETTINGS = {
     "LAB_ANALYSIS_TIME_LIMIT": "5",
-    "LAB_LEASE_SECONDS": "16",  # past the hard time limit (5 + 10 s)
+    "LAB_LEASE_SECONDS": "4",  # renewed every second while a task runs (heartbeat)
+    "LAB_HEARTBEAT_SECONDS": "0.8",
     "LAB_RECONCILE_SECONDS": "1",
     "LAB_QUEUED_STALE_SECONDS": "3",
     "LAB_RUN_STALE_SECONDS": "5",
@@ -211,6 +214,55 @@ def test_sigkill_of_the_worker_is_survived_by_a_restart(
     assert_ended_well(rows)
     assert lab.worker_pid() != old_worker
     assert "the Celery worker exited (-9); restarting it" in lab.said()
+
+
+# About 2.5 s per analysis on a quiet machine: 15 renders, each looping 360,000 times (well
+# under the 1 s render limit).
+LONG_PREFIX = "{%- for i in range(4) %}{% for j in range(90000) %}{% endfor %}{% endfor %}"
+LEASE = 1.0
+
+
+def wait_until_one_outlives_its_lease(ids: list[int], log: str) -> None:
+    """Wait for a row running since twice its lease whose lease has not run out: renewed."""
+    deadline = time.monotonic() + 60
+    while True:
+        now = timezone.now()
+        running = Analysis.objects.filter(pk__in=ids, status=Analysis.Status.RUNNING)
+        since = now - timedelta(seconds=2 * LEASE)
+        if running.filter(started_at__lt=since, lease_until__gt=now).exists():
+            return
+        pending = Analysis.objects.filter(pk__in=ids, status__in=["queued", "running"])
+        assert pending.exists(), "every analysis ended before outliving its lease"
+        assert time.monotonic() < deadline, f"no analysis outlived its lease:\n{log}"
+        time.sleep(0.1)
+
+
+def test_a_dead_worker_is_recovered_within_its_short_lease(
+    test_database_url: str, tmp_path: Path, corpus_templates: Path
+) -> None:
+    """Analyses outlive their 1 s lease while the worker lives (its heartbeat renews it); once
+    the worker and its pool are SIGKILLed, the rows it held are taken again within seconds."""
+    env = fault_env(test_database_url, tmp_path)
+    env.update(LAB_ANALYSIS_TIME_LIMIT="30", LAB_LEASE_SECONDS=str(LEASE),
+               LAB_HEARTBEAT_SECONDS="0.2", LAB_RECONCILE_SECONDS="0.5")
+    lab = LabRunner(env, tmp_path).start()
+    try:
+        base = (corpus_templates / "Qwen-Qwen3-0.6B.jinja").read_text()
+        ids = [lab.paste(f"{{# lease {n} #}}{LONG_PREFIX}{base}") for n in range(8)]
+        wait_until_one_outlives_its_lease(ids, lab.tail())
+        assert not Analysis.objects.filter(pk__in=ids, attempts__gt=1).exists()
+        worker = lab.worker_pid()
+        os.killpg(worker, signal.SIGKILL)  # the worker, its pool and their analysis children
+        killed_at = time.monotonic()
+        rows = wait_until_all_end(ids, lab.tail(), bound=90)
+        recovered_in = time.monotonic() - killed_at
+        assert_ended_well(rows)
+        assert any(row.attempts > 1 for row in rows)  # rows the dead worker held, taken again
+        # Was the time limit + 40 s lease plus a 30 s reconciler period (~190 s) before the
+        # first of them could even be taken again.
+        assert recovered_in < 60, f"{recovered_in:.1f} s from the kill to the last row ending"
+    finally:
+        LabRunner.interrupt(lab)
 
 
 def test_ctrl_c_and_restart_of_the_lab_loses_nothing(

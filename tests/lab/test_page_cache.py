@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +34,21 @@ def done(corpus_templates: Path) -> Analysis:
 
 
 def test_a_done_page_is_rendered_once_then_served_without_reading_the_result(
-    done: Analysis, client: Client
+    done: Analysis, client: Client, settings: Any
 ) -> None:
+    settings.LAB_PAGE_RECHECK_SECONDS = 0.2
     first = client.get(done.get_absolute_url())
     with CaptureQueriesContext(connection) as queries:
         second = client.get(done.get_absolute_url())
-    assert first.status_code == second.status_code == 200
+    assert queries.captured_queries == []  # the row was checked moments ago
+    time.sleep(0.3)
+    with CaptureQueriesContext(connection) as queries:
+        third = client.get(done.get_absolute_url())
+    assert first.status_code == second.status_code == third.status_code == 200
     [query] = queries.captured_queries  # status, creation time and template hash only
     assert "result_json" not in query["sql"] and '"source"' not in query["sql"]
     assert ANY_TOKEN.sub("", first.content.decode()) == ANY_TOKEN.sub("", second.content.decode())
+    assert ANY_TOKEN.sub("", third.content.decode()) == ANY_TOKEN.sub("", second.content.decode())
     assert b"csrf-token-placeholder" not in second.content
 
 
@@ -76,16 +83,23 @@ def test_the_page_cache_is_its_own_bounded_cache(settings: Any) -> None:
     assert settings.CACHES["pages"]["OPTIONS"]["MAX_ENTRIES"] == 200
 
 
-def test_a_new_row_with_a_reused_id_gets_its_own_page(done: Analysis, client: Client) -> None:
+def test_a_new_row_with_a_reused_id_gets_its_own_page(
+    done: Analysis, client: Client, settings: Any
+) -> None:
+    settings.LAB_PAGE_RECHECK_SECONDS = 0  # check the row on every request
     first = client.get(done.get_absolute_url())
     Analysis.objects.filter(pk=done.pk).update(created_at=done.created_at.replace(year=2030))
     second = client.get(done.get_absolute_url())
     assert first["ETag"] != second["ETag"]
 
 
-def test_a_new_origin_of_the_template_gets_a_new_page(done: Analysis, client: Client) -> None:
+def test_a_new_origin_of_the_template_gets_a_new_page(
+    done: Analysis, client: Client, settings: Any
+) -> None:
+    settings.LAB_PAGE_RECHECK_SECONDS = 0.2
     first = client.get(done.get_absolute_url())
     intake.record_origin(done.template, "upload", filename="tokenizer_config.json")
+    time.sleep(0.3)  # the next recheck of the row
     second = client.get(done.get_absolute_url())
     assert first["ETag"] != second["ETag"]
     assert "tokenizer_config.json" in second.content.decode()

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from lab.analyses import engine, intake
+from lab.analyses import engine, intake, playground
 from lab.analyses.models import Analysis
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +93,15 @@ def test_generation_prompt_and_continue_together_are_refused(
     response = client.get(f"/a/{qwen3.pk}/render/", query)
     assert response.status_code == 422
     assert "expected at most one of them" in response.content.decode()
+
+
+def test_a_render_over_its_bound_says_which_limit_and_the_page_stays_up(
+    client: Client, qwen3: Analysis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A clock no render can meet: the child process is killed and the page says why.
+    monkeypatch.setattr(playground, "RENDER_SECONDS", 0.001)
+    response = client.get(f"/a/{qwen3.pk}/render/", side("a", USER))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "the render was stopped: it took longer than 0.001 s (wall clock)" in page
+    assert 'name="a-messages"' in page

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from analyzer.analysis.isolated import analyze_bounded, analyze_isolated, mapped_bytes
+from analyzer.analysis.isolated import (
+    analyze_bounded,
+    analyze_isolated,
+    mapped_bytes,
+    run_isolated,
+)
 from analyzer.analysis.pipeline import analyze_uncached
 from analyzer.canonical import analysis_to_json
 from analyzer.errors import AnalysisLimitError, IsolatedAnalysisError
@@ -55,3 +61,14 @@ def test_the_childs_errors_come_back_with_their_message_and_kind() -> None:
 
 def test_mapped_bytes_reads_this_process_address_space() -> None:
     assert mapped_bytes() > 10 * 1024 * 1024
+
+
+def test_any_job_runs_bounded_and_its_limits_name_it() -> None:
+    assert run_isolated(lambda: ("made in", os.getpid()))[0] == "made in"
+    assert run_isolated(lambda: os.getpid()) != os.getpid()  # in a child
+    with pytest.raises(AnalysisLimitError) as caught:
+        run_isolated(lambda: time.sleep(30), seconds=0.3, what="comparison")
+    assert str(caught.value) == "the comparison was stopped: it took longer than 0.3 s (wall clock)"
+    with pytest.raises(AnalysisLimitError) as caught:
+        run_isolated(lambda: len("x" * (512 * 1024 * 1024)), memory_mb=64, what="robustness check")
+    assert str(caught.value).startswith("the robustness check was stopped: it needed more than 64")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from analyzer.gbnf.builder import (
+    LINE_WIDTH,
     GrammarBuilder,
     alt,
     char_class,
+    chars,
     is_atomic,
     literal,
     opt,
@@ -154,3 +156,17 @@ def test_reserved_names_allow_recursive_rules() -> None:
     assert check_gbnf_strict(grammar) == []
     assert grammar_accepts(grammar, "((x))")
     assert match_text(grammar, "((x)").offset == 4
+
+
+def test_a_long_rule_wraps_within_the_width_and_reads_the_same_in_llguidance() -> None:
+    text = 'a "quoted" [class] \\ back  and spaces ' * 6
+    builder = GrammarBuilder()
+    builder.define("root", alt(seq(chars(text), literal("tail with spaces")), literal("x y")))
+    grammar = builder.render()
+    lines = grammar.splitlines()
+    assert len(lines) > 3 and lines[0] == "root ::= ("
+    assert max(len(line) for line in lines) <= LINE_WIDTH
+    assert check_gbnf_strict(grammar) == []
+    assert grammar_accepts(grammar, text + "tail with spaces")
+    assert grammar_accepts(grammar, "x y")
+    assert not grammar_accepts(grammar, text + "tail  with spaces")

@@ -20,7 +20,7 @@ from analyzer.model import Analysis
 from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.stream import accumulate
-from analyzer.render.loading import load_template_file
+from analyzer.render.loading import load_template_file, load_template_text
 
 FORMATS = Path(__file__).resolve().parents[3] / "templates_corpus" / "formats"
 TOOLS: list[dict[str, Any]] = [
@@ -111,15 +111,24 @@ def kinds(result: ParseReport) -> list[tuple[str, str]]:
     return [(d.kind, d.action) for d in result.deviations]
 
 
-def test_a_doubled_reasoning_start_is_noted_and_kept_verbatim_as_llama_cpp_does() -> None:
+def test_a_start_marker_the_prompt_already_opened_is_dropped_and_noted() -> None:
     clean = report("think_forced_open", "plan it</think>The answer.", enable_thinking=True)
     assert clean.deviations == ()
     doubled = report("think_forced_open", "<think>\nplan it</think>The answer.",
                      enable_thinking=True)
     assert doubled.message.content == clean.message.content
-    assert doubled.message.reasoning_content == "\n<think>\nplan it"
-    assert kinds(doubled) == [("repeated_reasoning_start", "kept_as_content")]
+    assert "<think>" not in doubled.message.reasoning_content
+    assert doubled.message.reasoning_content.strip() == clean.message.reasoning_content.strip()
+    assert kinds(doubled) == [("repeated_reasoning_start", "accepted")]
     assert (doubled.deviations[0].offset, doubled.deviations[0].expected) == (0, "one `<think>`")
+
+
+def test_an_empty_block_after_a_start_marker_the_prompt_opened_stays_verbatim() -> None:
+    # Nothing is recovered by dropping it; llama.cpp keeps `<think>` in the reasoning there.
+    doubled = report("think_forced_open", "<think>\n\n</think>The answer.", enable_thinking=True)
+    assert doubled.message.reasoning_content == "\n<think>\n\n"
+    assert doubled.message.content == "The answer."
+    assert kinds(doubled) == [("repeated_reasoning_start", "kept_as_content")]
 
 
 def test_a_start_marker_the_model_doubled_is_read_as_one_and_noted() -> None:
@@ -161,6 +170,20 @@ def test_an_end_of_sequence_text_ending_the_output_is_dropped_and_noted() -> Non
     assert ended.message == clean.message and clean.deviations == ()
     assert kinds(ended) == [("trailing_eos", "dropped")]
     assert ended.deviations[0].found == "`<|endoftext|>\\n`"
+
+
+def test_the_tokenizers_own_end_of_sequence_text_is_the_one_dropped() -> None:
+    config = json.dumps({"chat_template": (FORMATS / "tools_json_native.jinja").read_text(),
+                         "eos_token": "<|stop_here|>"})
+    analysis = analyze(load_template_text(config, filename="tokenizer_config.json"))
+    assert analysis.eos_token == "<|stop_here|>"
+    parser = generate_parser(analysis, ParseOptions.make(tools=TOOLS))
+    ended = parser.parse_report("The answer.<|stop_here|>")
+    assert ended.message.content == "The answer."
+    assert kinds(ended) == [("trailing_eos", "dropped")]
+    # A well-known end-of-sequence text of other tokenizers is this model's text.
+    other = parser.parse_report("The answer.<|endoftext|>")
+    assert (other.message.content, other.deviations) == ("The answer.<|endoftext|>", ())
 
 
 def test_an_end_of_sequence_text_inside_the_output_stays_content() -> None:
@@ -595,8 +618,12 @@ def test_an_unknown_function_after_a_name_marker_is_reported_at_the_name() -> No
     report = generate_parser(analysis_of("tools_tag_json"),
                              ParseOptions.make(tools=TOOLS)).parse_report(output)
     (problem,) = report.problems
-    assert (problem.kept, problem.offset) == ("<function=", output.index("delete"))
+    # The whole call is kept as text, from its marker on.
+    assert problem.kept.startswith("<function=delete_everything>")
+    assert (problem.kept_offset, problem.offset) == (output.index("<"), output.index("delete"))
     assert problem.found == "`delete_everything>`"
+    assert report.message.content == output
+    assert [d.kind for d in report.deviations] == ["unknown_function"]
 
 
 def test_a_call_that_parses_has_no_problem() -> None:

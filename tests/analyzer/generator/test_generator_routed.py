@@ -178,3 +178,48 @@ def test_a_gpt_oss_recipient_that_is_no_declared_function_is_still_not_a_call() 
     report = parser.parse_report(output)
     assert report.message.tool_calls == ()
     assert "missing_namespace" not in [d.kind for d in report.deviations]
+
+
+def noted(text: str, eos: tuple[str, ...] = ()) -> tuple[Message, list[str]]:
+    routing = Routing(message_start="<s>", header_end=":", terminators=("<e>",), route=route,
+                      call_body=lambda name: p.space() + p.tool_args(p.json_value()),
+                      eos_texts=eos)
+    result = p.Parser(routed_output(routing)).parse(text)
+    return to_message(result), [notice.note.kind for notice in result.notices]
+
+
+def test_reasoning_left_unclosed_before_the_next_message_is_read_and_noted() -> None:
+    message, kinds = noted('think:plan<s>call get_weather:{"city": "Paris"}<e>')
+    assert message.reasoning_content == "plan" and len(message.tool_calls) == 1
+    assert kinds == ["unclosed_reasoning"]
+    assert noted("think:still planning")[1] == []  # out of budget: no departure
+
+
+def test_an_end_of_sequence_text_ending_the_output_is_dropped_and_noted() -> None:
+    assert noted("say:Hello<e></s>", eos=("</s>",)) == (Message(content="Hello"), ["trailing_eos"])
+    # One of the message terminators, doubled at the end, is no part of the answer either.
+    assert noted("say:Hello<e><e>") == (Message(content="Hello"), ["trailing_eos"])
+    assert noted("say:Hello<e>", eos=("</s>",)) == (Message(content="Hello"), [])
+
+
+def test_a_terminator_that_is_the_end_of_sequence_ends_the_output_noted() -> None:
+    assert noted("say:Hello<e>", eos=("<e>",)) == (Message(content="Hello"), ["trailing_eos"])
+    message, kinds = noted("say:Hello<e><s>say:Bye", eos=("<e>",))
+    assert (message.content, kinds) == ("HelloBye", [])
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus templates are not present")
+def test_a_muse_parameter_left_unclosed_closes_at_the_next_parameter() -> None:
+    properties = {"city": {"type": "string"}, "days": {"type": "integer"}}
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": properties}}}]
+    analysis = analyze(load_template_file(CORPUS / "muse-glimmer.jinja"))
+    output = (' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+              '<atem:parameter name="city">Paris\n'
+              '<atem:parameter name="days">3</atem:parameter>\n'
+              "</atem:invoke>\n</atem:function_calls>")
+    report = generate_parser(analysis, ParseOptions.make(tools=tools)).parse_report(output)
+    assert [json.loads(c.arguments) for c in report.message.tool_calls] == [
+        {"city": "Paris", "days": 3}]
+    assert [(d.kind, d.offset) for d in report.deviations] == [
+        ("missing_close", output.index("Paris") + len("Paris"))]

@@ -409,9 +409,9 @@ class CountsSkips(StreamParser):
 
     skipped = 0
 
-    def _quiet(self, capture: Any) -> list[Delta]:
+    def _quiet(self, end: int) -> list[Delta]:
         self.skipped += 1
-        return super()._quiet(capture)
+        return super()._quiet(end)
 
 
 def delta_lists(parser: p.Parser, chunks: list[str]) -> tuple[list[Delta], list[Delta], int]:

@@ -50,12 +50,15 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         report = manifest.sync(listed, options["lock"])
         self.stdout.write(f"sync: {report.describe()}")
+        refuse_clashes(report)
 
     def import_(self, options: dict[str, Any]) -> None:
         folder: Path = options["directory"]
         if not folder.is_dir():
             raise CommandError(f"{folder}: not a directory")
-        self.stdout.write(f"import: {entries.import_directory(folder).describe()}")
+        report = entries.import_directory(folder)
+        self.stdout.write(f"import: {report.describe()}")
+        refuse_clashes(report)
 
     def run(self, options: dict[str, Any]) -> None:
         with transaction.atomic():
@@ -80,6 +83,20 @@ class Command(BaseCommand):
             time.sleep(1)
         raise CommandError(
             f"run {run_id} did not finish within {timeout:g} s (are Celery workers running?)"
+        )
+
+
+def refuse_clashes(report: entries.Report) -> None:
+    """Exit with status 1 naming the templates left out because another source holds the name.
+
+    Everything else was imported; a script (or CI) must still learn that some files were not.
+    """
+    if report.clashes:
+        names = ", ".join(clash.split(":", 1)[0] for clash in report.clashes)
+        raise CommandError(
+            f"{len(report.clashes)} template(s) not imported: another source's entry holds "
+            f"the name ({names}); rename the files to keep both",
+            returncode=1,
         )
 
 

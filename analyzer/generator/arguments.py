@@ -1,0 +1,79 @@
+"""JSON arguments: `function.arguments` is always a JSON object text.
+
+The template writes an object. A model may write it as a JSON string holding the object's
+text (`"arguments": "{\"city\": \"Paris\"}"`): that string is decoded to the object, and
+noted (`arguments_not_object`, accepted). Anything else (a string that holds no object, a
+number, a list, null) cannot be the arguments: the call is kept with `{}` and the value is
+noted as dropped, its raw text quoted in the deviation.
+"""
+
+from __future__ import annotations
+
+import json
+
+from analyzer import peg as p
+from analyzer.peg.json_values import JsonString
+from analyzer.peg.state import MatchState
+
+NOT_OBJECT = ("arguments_not_object", "a JSON object")
+
+
+class ObjectInString(JsonString):
+    """Match a JSON string whose text is a JSON object (captured as a string: decoded)."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        end = super().match(st, pos)  # waits as itself: resumed here, where the check runs
+        if end >= 0 and not holds_object(st.text[pos:end]):
+            return st.fail(pos, "a JSON string holding an object")
+        return end
+
+    def describe(self) -> str:
+        return "json-string(object)"
+
+
+class ByFirstCharacter(p.Expr):
+    """Match the arguments by what their first character says they are: an object (the
+    usual case, matched as if alone: it runs at every call, and a stream reads it as it
+    comes), a string, or another value."""
+
+    __slots__ = ("obj", "string", "other")
+
+    def __init__(self, obj: p.Expr, string: p.Expr, other: p.Expr) -> None:
+        self.obj = obj
+        self.string = string
+        self.other = other
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if pos == st.n:
+            return st.need(self, pos, pos) if st.partial else st.fail(pos, "the arguments")
+        first = st.text[pos]
+        if first == "{":
+            return self.obj.match(st, pos)
+        return (self.string if first == '"' else self.other).match(st, pos)
+
+    def describe(self) -> str:
+        return f"arguments({self.obj.describe()})"
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.obj, self.string, self.other)
+
+
+def holds_object(quoted: str) -> bool:
+    """Tell whether a JSON string's text is a JSON object."""
+    try:
+        inner = json.loads(quoted)
+        return isinstance(inner, str) and isinstance(json.loads(inner), dict)
+    except ValueError:
+        return False
+
+
+def arguments_value(python: bool) -> p.Expr:
+    """Match the arguments: an object, an object in a string (decoded, noted), or another
+    value (dropped for `{}`, noted)."""
+    kind, expected = NOT_OBJECT
+    in_string = p.noted(p.tool_args(ObjectInString()), kind, "accepted", expected)
+    value = p.json_value(python)
+    other = p.noted(value, kind, "dropped", expected)
+    return ByFirstCharacter(p.tool_args(value), p.choice(in_string, other), other)

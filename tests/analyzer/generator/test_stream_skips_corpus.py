@@ -1,0 +1,84 @@
+"""A stream that skips runs (`Expr.waiting_end`, analyzer/parsing/stream.py) must give exactly the
+deltas and deviations of one that runs the grammar on every chunk, for every template's own
+rendering of a call, cut into chunks of several sizes, clean and with a closing left out."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rendered_calls import analysed, render_call, template_paths
+
+from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.parsing.stream import Delta, StreamParser, accumulate
+
+SIZES = (1, 2, 3, 7, 16)
+
+
+class AlwaysRuns(StreamParser):
+    """A stream that never skips a run."""
+
+    def _steady(self, state: Any) -> None:
+        return None
+
+
+class CountsSkips(StreamParser):
+    """A stream that counts the chunks it answered without running the grammar."""
+
+    skipped = 0
+
+    def _quiet(self, end: int) -> list[Delta]:
+        self.skipped += 1
+        return super()._quiet(end)
+
+
+@cache
+def rendered(path: Path) -> tuple[GeneratedParser, str] | None:
+    analysis = analysed(path)
+    if analysis.handler != "auto":
+        return None
+    result = render_call(path, analysis, "two")
+    if result is None:
+        return None
+    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
+
+
+def outputs(output: str) -> list[str]:
+    """The rendering, with text before it, and cut before its last closing."""
+    found = [output, "Let me look that up.\n\n" + output]
+    for marker in ("</", "]", "}"):
+        at = output.rfind(marker)
+        if at > 0:
+            found.append(output[:at])
+            break
+    return found
+
+
+def streamed(stream: StreamParser, tail: str, chunks: list[str]) -> list[Delta]:
+    deltas = stream.feed(tail) if tail else []
+    for chunk in chunks:
+        deltas += stream.feed(chunk)
+    return deltas + stream.finish()
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_skipping_streams_equal_running_streams_on_rendered_calls(path: Path) -> None:
+    found = rendered(path)
+    if found is None:
+        pytest.skip("no generated parser, or the template cannot render the call")
+    parser, rendering = found
+    skipped = 0
+    for number, output in enumerate(outputs(rendering)):
+        report = parser.parse_report(output)
+        for size in SIZES:
+            chunks = [output[at : at + size] for at in range(0, len(output), size)]
+            fast, slow = CountsSkips(parser.parser), AlwaysRuns(parser.parser)
+            fast_deltas = streamed(fast, parser.prompt.tail, chunks)
+            assert fast_deltas == streamed(slow, parser.prompt.tail, chunks), (size, output)
+            assert fast.deviations == slow.deviations, (size, output)
+            if number < 2:  # whole renderings (a cut one may read otherwise in one shot)
+                assert accumulate(fast_deltas) == report.message, (size, output)
+            skipped += fast.skipped
+    assert skipped > 0, "some chunk of some rendering needs no run"
