@@ -203,8 +203,6 @@ def test_the_whole_corpus_runs_and_reports_its_rate(capsys: pytest.CaptureFixtur
     assert passed / total >= FLOOR, format_table(results)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 3: the tolerances and their deviations "
-                                       "are not all in yet")
 def test_the_corpus_meets_the_target() -> None:
     results = corpus_results()
     passed, total = pass_rate(results)
