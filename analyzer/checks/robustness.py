@@ -36,6 +36,7 @@ from analyzer.checks.verify import (
 )
 from analyzer.errors import AnalyzerError
 from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.generator.calls import marker_like
 from analyzer.generator.python_calls import is_python_call_list
 from analyzer.model import Analysis, ToolFormat
 from analyzer.parsing.deviations import Deviation, DeviationKind
@@ -435,11 +436,11 @@ def json_body(ctx: Context) -> Perturbed | None:
         body = f"[{JSON_CALL}]"
     else:
         body = JSON_CALL
-    if not is_marker(opening):
+    if not opening:  # no section: the body goes in the per-call wrapper
         opening, closing = fmt.per_call_start.strip(), fmt.per_call_end.strip()
     output = base.rendered.output
     at = call_start(analysis, output)
-    if not is_marker(opening) or at < 0:
+    if not marker_like(opening) or at < 0:
         return None
     return perturb(base, f"{output[:at]}{opening}{body}{closing}")
 

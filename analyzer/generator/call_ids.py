@@ -11,9 +11,13 @@ import re
 from analyzer import peg as p
 from analyzer.generator.build import Build, lit
 from analyzer.model import CallIdPosition
+from analyzer.parsing.mapper import IdInsert
+from analyzer.peg import Role
 from analyzer.peg.state import MatchState
 
 MAX_ID = 128  # longer than any call id a template writes
+# The namespace at the end of a name prefix (`functions.` in Kimi's `functions.NAME:0`).
+NAMESPACE = re.compile(r"[A-Za-z_]\w*\.$")
 
 
 class ShortId(p.Expr):
@@ -47,21 +51,27 @@ class ShortId(p.Expr):
 
 
 def id_between_markers(prefix: str, suffix: str, stop: str, captured: bool = True,
-                       markers: tuple[str, ...] = ()) -> p.Expr:
+                       json_next: bool = False, markers: tuple[str, ...] = ()) -> p.Expr:
     """Match an optional `prefix ID suffix` (the id runs to suffix, or to stop without one;
-    an id without a prefix holds none of markers)."""
+    json_next: also to a `{`, where the JSON arguments begin when stop was left out; an id
+    without a prefix holds none of markers)."""
     end = suffix.strip() or stop.strip()
     if not end:
         return p.eps()
     if not prefix.strip():  # no opening marker: a short id runs from here
         short = ShortId(end, markers)
         return (p.call_id(short) if captured else short) + lit(suffix)
-    ident = p.call_id(p.until(end)) if captured else p.until(end)
+    ends = (end, "{") if json_next and not suffix.strip() else (end,)
+    ident = p.call_id(p.until(*ends)) if captured else p.until(*ends)
     return p.optional(lit(prefix) + ident + lit(suffix))
 
 
-def id_at(b: Build, position: CallIdPosition, captured: bool = True) -> p.Expr:
-    """Match the call id the template writes at this position (nothing elsewhere)."""
+def id_at(b: Build, position: CallIdPosition, captured: bool = True,
+          json_next: bool = False) -> p.Expr:
+    """Match the call id the template writes at this position (nothing elsewhere).
+
+    json_next: JSON arguments follow, so an id running to the arguments' start marker also
+    ends at a `{` (a model may leave that marker out)."""
     tools = b.analysis.tools
     ident = tools.call_id
     if ident.pos != position:
@@ -69,21 +79,46 @@ def id_at(b: Build, position: CallIdPosition, captured: bool = True) -> p.Expr:
     # An id written before the name runs to the name; elsewhere, to the arguments.
     stop = (tools.function.name_prefix if position == CallIdPosition.PRE_FUNC_NAME
             else tools.arguments.start)
+    json_next = json_next and position == CallIdPosition.BETWEEN_FUNC_AND_ARGS
     fmt = tools.format
     markers = (fmt.section_start.strip(), fmt.per_call_start.strip())
-    return id_between_markers(ident.prefix, ident.suffix, stop, captured, markers)
+    return id_between_markers(ident.prefix, ident.suffix, stop, captured, json_next, markers)
 
 
 def named(b: Build, name: str) -> p.Expr:
     """Match name prefix, the function name and the call index, capturing the id they make."""
-    fun, index = b.analysis.tools.function, b.analysis.tools.call_index
-    name_part = lit(fun.name_prefix) + p.tool_name(p.literal(name))
+    index = b.analysis.tools.call_index
+    prefix = b.analysis.tools.function.name_prefix.strip()
+    namespace = NAMESPACE.search(prefix)
     if not index.present:
-        return name_part
+        return name_prefix(b, True) + p.tool_name(p.literal(name))
     number = lit(index.prefix) + p.regex(r"[0-9]+", max_length=12) + lit(index.suffix)
-    return p.call_id(name_part + number)
+    whole = p.call_id(lit(prefix) + p.tool_name(p.literal(name)) + number)
+    if namespace is None:
+        return whole
+    # The id is the template's token: a namespace the model left out is put back in it.
+    bare = prefix[: namespace.start()]
+    put_back = IdInsert(len(bare), namespace.group())
+    missing = lit(bare) + noted_namespace(namespace.group()) + p.tool_name(p.literal(name))
+    return p.choice(whole, p.capture(Role.CALL_ID, missing + number, put_back))
 
 
 def plain_name(b: Build, name: str) -> p.Expr:
     """Match name prefix and function name, without captures (for lookahead)."""
-    return lit(b.analysis.tools.function.name_prefix) + p.literal(name)
+    return name_prefix(b, False) + p.literal(name)
+
+
+def name_prefix(b: Build, noted: bool) -> p.Expr:
+    """Match the name prefix; one whose namespace (`functions.`) is left out is read as
+    there (noted: the deviation is recorded where the namespace is missing)."""
+    prefix = b.analysis.tools.function.name_prefix.strip()
+    found = NAMESPACE.search(prefix)
+    if found is None:
+        return lit(prefix)
+    missing = noted_namespace(found.group()) if noted else p.eps()
+    return p.choice(p.literal(prefix), lit(prefix[: found.start()]) + missing)
+
+
+def noted_namespace(namespace: str) -> p.Expr:
+    """Note, where a call's name begins, that its namespace was left out."""
+    return p.noted(p.eps(), "missing_namespace", "accepted", f"`{namespace}`")

@@ -27,11 +27,22 @@ class CallGrammar:
 
 
 @dataclass(frozen=True)
+class JsonBody:
+    """JSON call objects a model may write in the template's wrapper instead of its calls
+    (json_body.py), and their head."""
+
+    body: p.Expr
+    head: p.Expr
+
+
+@dataclass(frozen=True)
 class Call:
     """One call of any of the request's functions, and its head (without captures)."""
 
     call: p.Expr
     head: p.Expr
+    # JSON call objects a model may write in the wrapper instead (and their head).
+    json: JsonBody | None = None
 
 
 def marker_like(text: str) -> bool:
@@ -48,14 +59,19 @@ def layout(b: Build, call: Call) -> CallGrammar:
     opener = lit(per_call_start) + p.space()
     if loose_start:
         opener = p.optional(opener)
-    unit = opener + call.call + closing(fmt.per_call_end)
+    one, one_head = call.call, call.head
+    if call.json is not None:  # a JSON body in the wrapper: tried once the call is not there
+        one, one_head = p.choice(one, call.json.body), p.choice(one_head, call.json.head)
+    unit = opener + one + closing(fmt.per_call_end)
     calls = unit + p.zero_or_more(separator(fmt.call_separator) + unit)
-    head = opener + call.head
+    head = opener + one_head
     section_start = fmt.section_start.strip()
     if section_start:
         section_open = lit(section_start) + p.space()
         if per_call_start:
             section_open = p.optional(section_open)
+            if call.json is not None:  # a JSON body right in the section
+                calls, head = p.choice(calls, call.json.body), p.choice(head, call.json.head)
         calls = section_open + calls + closing(fmt.section_end)
         head = section_open + head
     triggers = [section_start, per_call_start]

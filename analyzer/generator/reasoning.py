@@ -9,9 +9,16 @@ its reasoning ends the reasoning, but only if the calls run to the end of the ou
 
 from __future__ import annotations
 
+import re
+
 from analyzer import peg as p
+from analyzer.analysis.diff import segmentize_markers
 from analyzer.generator.build import Build, kept, text_loop
 from analyzer.generator.calls import CallGrammar
+from analyzer.model import SegmentKind
+
+# The fixed label after a reasoning start token (a channel name: `thought`, `analysis`).
+LABEL = re.compile(r"[A-Za-z_]+")
 
 
 def reasoning_text(b: Build, calls_to_end: p.Expr | None, triggers: tuple[str, ...]) -> p.Expr:
@@ -52,8 +59,30 @@ def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | 
         unclosed = p.noted(p.peek(calls_after_markup(b, calls_to_end)), "unclosed_reasoning",
                            "accepted", f"`{b.reasoning_end}` before the tool calls")
         closing = p.choice(closing, unclosed + p.space() + after_end(b))
-    return (p.literal(b.reasoning_start) + p.commit() + repeated_start(b)
+    return (opener(b) + p.commit() + repeated_start(b)
             + reasoning_text(b, calls_to_end, triggers) + p.optional(closing))
+
+
+def opener(b: Build) -> p.Expr:
+    """Match the reasoning start marker; when the template renders it as a special token
+    and a fixed label (Gemma's `<|channel>thought`), the token alone is read as it, and
+    noted (a label other than the template's then stays in the reasoning text)."""
+    token = labelled_token(b.reasoning_start)
+    if not token:
+        return p.literal(b.reasoning_start)
+    alone = p.noted(p.literal(token), "reasoning_label_missing", "accepted",
+                    f"`{b.reasoning_start}`")
+    return p.choice(p.literal(b.reasoning_start), alone)
+
+
+def labelled_token(start: str) -> str:
+    """Return the special token of a marker made of one token and a word label (empty for
+    any other marker)."""
+    segments = segmentize_markers(start)
+    if len(segments) != 2 or [s.kind for s in segments] != [SegmentKind.MARKER,
+                                                             SegmentKind.TEXT]:
+        return ""
+    return segments[0].value if LABEL.fullmatch(segments[1].value) else ""
 
 
 def prompt_opens_reasoning(b: Build) -> bool:

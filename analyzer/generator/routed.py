@@ -41,6 +41,7 @@ class Destination:
     name: str = ""
     name_at: int = -1  # offset of the function name in the header
     declared: tuple[str, ...] = ()  # for a call of an undeclared function: the declared ones
+    missing_namespace: str = ""  # for a call: the namespace its recipient left out
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,8 @@ def message_grammar(routing: Routing, header: str, lead: str = "") -> p.Expr:
     closing = message_end(routing)
     if destination.route == Route.CALL:
         start, stop = destination.name_at, destination.name_at + len(destination.name)
-        named = (p.literal(lead + header[:start]) + p.tool_name(p.literal(destination.name))
+        named = (p.literal(lead + header[:start]) + left_out(destination)
+                 + p.tool_name(p.literal(destination.name))
                  + p.literal(header[stop:] + routing.header_end))
         return p.tool(named + p.commit() + routing.call_body(destination.name) + closing)
     # A complete header settles that the output is made of messages (commit): a stream
@@ -120,6 +122,14 @@ def message_grammar(routing: Routing, header: str, lead: str = "") -> p.Expr:
                 + p.content(closing))
         return undeclared_call(destination, lead + header, len(lead), text)
     return opening + p.commit() + p.content(p.until(*stops)) + closing
+
+
+def left_out(destination: Destination) -> p.Expr:
+    """Note, where a call's name begins, the namespace its recipient left out (if any)."""
+    namespace = destination.missing_namespace
+    if not namespace:
+        return p.eps()
+    return p.noted(p.eps(), "missing_namespace", "accepted", f"`{namespace}`")
 
 
 def reasoning_closing(routing: Routing) -> p.Expr:

@@ -20,9 +20,32 @@ def function_head(b: Build, name: str, captured: bool) -> p.Expr:
     """Match a call's opening up to the name suffix."""
     fun = b.analysis.tools.function
     name_part = named(b, name) if captured else plain_name(b, name)
-    suffix = spaced(fun.name_suffix) if fun.name_suffix.strip() else NAME_END
     opening = id_at(b, CallIdPosition.PRE_FUNC_NAME, captured)
-    return opening + name_part + suffix
+    return opening + name_part + after_name(fun.name_suffix, captured)
+
+
+def after_name(suffix: str, noted: bool) -> p.Expr:
+    """Match what ends the name (its suffix marker); a suffix left out, the name straight
+    followed by the JSON object, is read as there (noted when the call is read)."""
+    core = suffix.strip()
+    if not core:
+        return NAME_END
+    left_out = NAME_END + p.peek(p.space() + p.literal("{"))
+    if noted:
+        left_out = p.noted(left_out, "missing_control_token", "accepted",
+                           f"`{core}` after the name")
+    return p.choice(spaced(core), left_out)
+
+
+def arguments_start(b: Build) -> p.Expr:
+    """Match the marker before the arguments; one left out (the name or id straight followed
+    by the JSON object) is read as there, and noted."""
+    start = b.analysis.tools.arguments.start.strip()
+    if not start:
+        return p.eps()
+    missing = p.noted(p.peek(p.space() + p.literal("{")), "missing_control_token", "accepted",
+                      f"`{start}` before the arguments")
+    return p.choice(spaced(start), missing)
 
 
 def function_call(b: Build, name: str) -> p.Expr:
@@ -30,8 +53,8 @@ def function_call(b: Build, name: str) -> p.Expr:
     args = b.analysis.tools.arguments
     value = arguments_value(b.analysis.tools.format.uses_python_dicts)
     rest = (
-        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS) + spaced(args.start) + p.space()
-        + value + closing(args.end) + id_at(b, CallIdPosition.POST_ARGS)
+        id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS, json_next=True) + arguments_start(b)
+        + p.space() + value + closing(args.end) + id_at(b, CallIdPosition.POST_ARGS)
         + closing(b.analysis.tools.function.close)
     )
     return p.tool(function_head(b, name, True) + p.commit() + rest)

@@ -26,6 +26,7 @@ from analyzer.generator.build import (
 )
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
+from analyzer.generator.json_body import json_body, outside_the_list
 from analyzer.generator.python_calls import is_python_call_list, python_argument
 from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
@@ -141,4 +142,5 @@ def tagged_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     calls = one_of_leading([p.rule(f"call-{p.tool_names([t])[0]}", function_call(b, t))
                             for t in ordered])
     heads = p.choice(*(function_head(b, p.tool_names([t])[0], False) for t in ordered))
-    return layout(b, Call(calls, heads))
+    names = p.tool_names(tools)
+    return outside_the_list(b, layout(b, Call(calls, heads, json_body(b, names))), names)

@@ -71,7 +71,8 @@ class UnknownCall(p.Expr):
             return None
         if self.declared:
             return failure if names_only(failure.expected) else None
-        if not failure.expected or any(PLACEHOLDER not in e for e in failure.expected):
+        if not failure.expected or not all(at_name(st.text, failure.offset, e)
+                                           for e in failure.expected):
             return None
         return Failure(failure.offset, (NO_FUNCTIONS,), failure.rule)
 
@@ -80,6 +81,16 @@ class UnknownCall(p.Expr):
 
     def children(self) -> tuple[p.Expr, ...]:
         return (self.text,)
+
+
+def at_name(text: str, offset: int, expected: str) -> bool:
+    """Tell whether an expectation that holds the placeholder name failed at the name: the
+    text at `offset` is what the expectation writes before the name (a head that spells its
+    markup and the name as one literal fails where the markup begins)."""
+    if PLACEHOLDER not in expected:
+        return False
+    before_name = expected.strip("`").split(PLACEHOLDER, 1)[0]
+    return text.startswith(before_name, offset)
 
 
 def call_closings(b: Build) -> tuple[str, ...]:

@@ -33,6 +33,8 @@ def destination(header: str, names: frozenset[str]) -> Destination:
         name = target.removeprefix(FUNCTIONS)
         if target.startswith(FUNCTIONS) and name in names:
             return Destination(Route.CALL, name, recipient.start(1) + len(FUNCTIONS))
+        if target in names:  # a declared function without its namespace: read, and noted
+            return Destination(Route.CALL, name, recipient.start(1), missing_namespace=FUNCTIONS)
         if target.startswith(FUNCTIONS):
             # An undeclared function: visible as text.
             at = recipient.start(1) + len(FUNCTIONS)

@@ -42,6 +42,18 @@ class Fragment(NamedTuple):
     id: str = ""
 
 
+@dataclass(frozen=True)
+class IdInsert:
+    """Text a model left out of a call id (a namespace), put back at its place in the id."""
+
+    at: int
+    text: str
+
+    def restored(self, ident: str) -> str:
+        """Return the id as the template writes it."""
+        return ident[: self.at] + self.text + ident[self.at :]
+
+
 @dataclass
 class CallDraft:
     """A tool call being built."""
@@ -260,6 +272,8 @@ class MessageBuilder:
             return
         call = self._call()
         call.id = json.loads(text) if flags & QUOTED else text
+        if isinstance(info, IdInsert):
+            call.id = info.restored(call.id)
         if call.announced and self.fragments is not None:
             self.fragments.append(Fragment("id", call=len(self.calls) - 1, id=call.id))
 

@@ -154,6 +154,32 @@ def test_a_message_body_streams_as_it_comes_whatever_its_route(header: str) -> N
         assert "".join(d.content or "" for d in sent).endswith("more words " * 299)
 
 
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus templates are not present")
+def test_a_gpt_oss_recipient_without_its_namespace_is_a_call_noted_at_its_name() -> None:
+    analysis = analyze(load_template_file(CORPUS / "openai-gpt-oss-120b.jinja"))
+    parser = generate_parser(analysis, ParseOptions.make(tools=WEATHER))
+    output = ('<|channel|>commentary to=get_weather <|constrain|>json<|message|>'
+              '{"city": "Paris"}<|call|>')
+    report = parser.parse_report(output)
+    assert [(c.name, json.loads(c.arguments)) for c in report.message.tool_calls] == [
+        ("get_weather", {"city": "Paris"})]
+    (deviation,) = report.deviations
+    assert (deviation.kind, deviation.action) == ("missing_namespace", "accepted")
+    assert deviation.offset == output.index("get_weather")
+    assert "functions." in deviation.expected
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus templates are not present")
+def test_a_gpt_oss_recipient_that_is_no_declared_function_is_still_not_a_call() -> None:
+    analysis = analyze(load_template_file(CORPUS / "openai-gpt-oss-120b.jinja"))
+    parser = generate_parser(analysis, ParseOptions.make(tools=WEATHER))
+    output = ('<|channel|>commentary to=get_wether <|constrain|>json<|message|>'
+              '{"city": "Paris"}<|call|>')
+    report = parser.parse_report(output)
+    assert report.message.tool_calls == ()
+    assert "missing_namespace" not in [d.kind for d in report.deviations]
+
+
 def noted(text: str, eos: tuple[str, ...] = ()) -> tuple[Message, list[str]]:
     routing = Routing(message_start="<s>", header_end=":", terminators=("<e>",), route=route,
                       call_body=lambda name: p.space() + p.tool_args(p.json_value()),
