@@ -49,7 +49,8 @@ def test_compare_and_robustness_are_bounded_like_analyze(command: str, name: str
         command, hostile)
     assert time.monotonic() - started < WITHIN_SECONDS
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("error: the analysis was stopped: the render ")
+    job = "comparison" if command == "compare" else "robustness check"
+    assert done.stderr.startswith(f"error: the {job} was stopped: the render ")
     assert EXPECTED[name] in done.stderr
     assert done.stdout == ""
 
