@@ -6,32 +6,15 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rendered_calls import analysed, render_call, template_paths
+from skipping_streams import AlwaysRuns, CountsSkips
 
 from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.parsing.stream import Delta, StreamParser, accumulate
 
 SIZES = (1, 2, 3, 7, 16)
-
-
-class AlwaysRuns(StreamParser):
-    """A stream that never skips a run."""
-
-    def _steady(self, state: Any) -> None:
-        return None
-
-
-class CountsSkips(StreamParser):
-    """A stream that counts the chunks it answered without running the grammar."""
-
-    skipped = 0
-
-    def _quiet(self, end: int) -> list[Delta]:
-        self.skipped += 1
-        return super()._quiet(end)
 
 
 @cache

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from skipping_streams import AlwaysRuns, CountsSkips
 
 from analyzer import peg as p
 from analyzer.parsing.deviations import collected
@@ -397,21 +398,6 @@ def test_a_long_undecided_choice_streams_char_by_char_like_the_one_shot_parse(te
     assert streamed(parser, list(text)) == to_message(parser.parse(text))
 
 
-class AlwaysRuns(StreamParser):
-    """A stream that never skips a run: what every skipped run must equal."""
-
-    def _steady(self, state: Any) -> None:
-        return None
-
-
-class CountsSkips(StreamParser):
-    """A stream that counts the chunks it answered without running the grammar."""
-
-    skipped = 0
-
-    def _quiet(self, end: int) -> list[Delta]:
-        self.skipped += 1
-        return super()._quiet(end)
 
 
 def delta_lists(parser: p.Parser, chunks: list[str]) -> tuple[list[Delta], list[Delta], int]:
