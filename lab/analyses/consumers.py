@@ -17,8 +17,7 @@ from lab.analyses import samples
 from lab.analyses.live_session import LiveSession
 from lab.analyses.messages import ServerMessage
 from lab.analyses.models import Analysis
-
-CLOSE_NOT_FOUND = 4404
+from lab.pushes import CLOSE_NOT_FOUND
 
 
 class LiveParseConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # Channels is untyped

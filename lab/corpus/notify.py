@@ -8,16 +8,11 @@ sends at most one every PUSH_INTERVAL seconds per run, and always the one that c
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Literal, TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-
+from lab import pushes
 from lab.corpus.models import CorpusResult, CorpusRun
-
-log = logging.getLogger(__name__)
 
 PUSH_INTERVAL = 0.5  # seconds between two progress messages of one run from one process
 _last_push: dict[int, float] = {}
@@ -53,11 +48,5 @@ def announce(run_id: int, *, force: bool = False) -> None:
         return
     _last_push[run_id] = now
     message = progress(run_id)
-    if message is None:
-        return
-    try:
-        async_to_sync(get_channel_layer().group_send)(
-            group_name(run_id), {"type": "run.progress", "message": message}
-        )
-    except Exception:  # noqa: BLE001 - the page reconnects and reads the progress then
-        log.warning("could not announce corpus run %s's progress", run_id, exc_info=True)
+    if message is not None:
+        pushes.push(group_name(run_id), message, f"corpus run {run_id}'s progress")

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from child_processes import children
 from django.test import Client
 
 from lab.corpus.models import CorpusResult, CorpusRun, EntryAttempt
@@ -101,14 +102,6 @@ def started() -> int:
     return sum(EntryAttempt.objects.values_list("attempts", flat=True))
 
 
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(child) for child in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
 
 
 def test_a_template_that_kills_its_worker_every_time_fails_after_the_attempt_cap(

@@ -10,14 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from child_processes import children
 
 from lab.run import free_port, start_web, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def children(pid: int) -> list[int]:
-    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def cpu_seconds(pid: int) -> float:
