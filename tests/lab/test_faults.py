@@ -23,7 +23,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.utils import timezone
+from child_processes import children
+from django.db.models import F
 
 from lab.analyses.models import Analysis
 from lab.run import (
@@ -52,15 +53,6 @@ BOUND = 60.0  # seconds for every submission to end once the services are back
 SLOW_PREFIX = "{%- for i in range(30000) %}{% endfor %}"
 
 
-def children(pid: int) -> list[int]:
-    """Direct child processes of `pid`, started by any of its threads (Linux)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(child) for child in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
 
 
 def command_line(pid: int) -> str:
@@ -223,13 +215,14 @@ LEASE = 1.0
 
 
 def wait_until_one_outlives_its_lease(ids: list[int], log: str) -> None:
-    """Wait for a row running since twice its lease whose lease has not run out: renewed."""
+    """Wait for a running row whose lease reaches past twice the lease it was claimed with:
+    renewed. (Read off the row, not off the clock: a renewal that lags behind a busy
+    database write is still a renewal.)"""
     deadline = time.monotonic() + 60
     while True:
-        now = timezone.now()
         running = Analysis.objects.filter(pk__in=ids, status=Analysis.Status.RUNNING)
-        since = now - timedelta(seconds=2 * LEASE)
-        if running.filter(started_at__lt=since, lease_until__gt=now).exists():
+        renewed = F("started_at") + timedelta(seconds=2 * LEASE)
+        if running.filter(lease_until__gt=renewed).exists():
             return
         pending = Analysis.objects.filter(pk__in=ids, status__in=["queued", "running"])
         assert pending.exists(), "every analysis ended before outliving its lease"
