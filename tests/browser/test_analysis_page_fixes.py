@@ -29,6 +29,15 @@ def paste(page: Page, source: str, title: str = "", status: str = "done") -> Non
     expect(page.locator("#analysis-status .badge")).to_have_text(status, timeout=30_000)
 
 
+def lay_out_every_panel(page: Page) -> None:
+    """Lay out the panels the page renders only near the window (content-visibility: auto).
+
+    A user scrolling reaches each of them laid out; measuring widths or reading innerText of a
+    panel not laid out yet would find nothing there, and such a check could not fail.
+    """
+    page.add_style_tag(content="section.panel { content-visibility: visible !important; }")
+
+
 def corpus(corpus_templates: Path, name: str) -> str:
     return (corpus_templates / f"{name}.jinja").read_text(encoding="utf-8")
 
@@ -161,6 +170,7 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
     page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
 ) -> None:
     paste(page, corpus(corpus_templates, "Qwen3-Coder"))
+    lay_out_every_panel(page)
     grammar = page.locator("#parser-gbnf")
     sizes = grammar.evaluate("el => [el.scrollWidth, el.clientWidth]")
     assert sizes[0] <= sizes[1], sizes
@@ -170,6 +180,7 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
     page.set_viewport_size({"width": 375, "height": 800})
     page.reload()
     expect(page.locator("#analysis-status .badge")).to_have_text("done")
+    lay_out_every_panel(page)
     width = page.evaluate("document.documentElement.scrollWidth")
     wide = page.evaluate(
         "[...document.querySelectorAll('main *')]"
