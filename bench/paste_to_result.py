@@ -50,8 +50,8 @@ def time_pastes(url: str, source: str, runs: int) -> list[float]:
         for run in range(runs + 1):  # the first warms the worker's imports up, not counted
             page.goto(url + "/")
             page.fill("#paste-form textarea", f"{{# bench paste {time.time()} {run} #}}{source}")
-            # Playwright's own checks before a click (visible, stable over two animation frames,
-            # enabled) take 20-40 ms; they are done before the timer starts: a user's click has none.
+            # Playwright's own checks before a click (visible, stable over two animation
+            # frames, enabled) take 20-40 ms; they run before the timer: a user's click has none.
             submit = page.locator("#paste-submit")
             submit.click(trial=True)
             started = time.perf_counter()

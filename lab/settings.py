@@ -168,6 +168,9 @@ CELERY_BEAT_SCHEDULE = {
 # Each analysis runs in a child process killed past this wall clock (s) or extra memory (MiB).
 LAB_ANALYSIS_WALL_SECONDS = float(os.environ.get("LAB_ANALYSIS_WALL_SECONDS", 8))
 LAB_ANALYSIS_MEMORY_MB = int(os.environ.get("LAB_ANALYSIS_MEMORY_MB", 1024))
+# A submission waits up to this long (s) for its analysis to end before showing the pending
+# page (lab.analyses.brief_wait): a quick analysis lands straight on its result. 0: never.
+LAB_SUBMIT_WAIT_SECONDS = float(os.environ.get("LAB_SUBMIT_WAIT_SECONDS", 0.6))
 # A stored result larger than this fails instead (the newline bomb once stored 60 MB).
 LAB_MAX_RESULT_BYTES = int(os.environ.get("LAB_MAX_RESULT_BYTES", 5_000_000))
 # Characters the live textbox parses per connection (a full state reply stays far below the

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,6 +24,7 @@ from django_htmx.middleware import HtmxDetails
 
 from lab.analyses import (
     api,
+    brief_wait,
     comparing,
     engine,
     hub,
@@ -89,6 +91,8 @@ def _home(
 
 
 def _go_to(request: HtmxHttpRequest, analysis: Analysis) -> HttpResponse:
+    if analysis.is_pending:
+        brief_wait.wait_briefly(analysis.pk, settings.LAB_SUBMIT_WAIT_SECONDS)
     if request.htmx:
         return HttpResponseClientRedirect(analysis.get_absolute_url())
     return redirect(analysis)

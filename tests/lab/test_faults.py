@@ -47,6 +47,8 @@ FAULT_SETTINGS = {
     "LAB_RECONCILE_SECONDS": "1",
     "LAB_QUEUED_STALE_SECONDS": "3",
     "LAB_RUN_STALE_SECONDS": "5",
+    # Submissions return at once: the faults must find a queue of tasks, not one at a time.
+    "LAB_SUBMIT_WAIT_SECONDS": "0",
 }
 BOUND = 60.0  # seconds for every submission to end once the services are back
 # Each render loops first, so that an analysis lasts ~0.5 s and a kill lands mid-task.
