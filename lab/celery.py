@@ -28,6 +28,16 @@ def _cap_worker_memory(**_: object) -> None:
 worker_process_init.connect(_cap_worker_memory)
 
 
+def _keep_a_push_loop(**_: object) -> None:
+    # Each pool process pushes the statuses it stores (lab.pushes says why a kept loop).
+    from lab import pushes
+
+    pushes.keep_a_loop()
+
+
+worker_process_init.connect(_keep_a_push_loop)
+
+
 def _reconcile_at_start(**_: object) -> None:
     # Rows left queued or running by a worker that died, or sent to a broker that lost them,
     # are picked up as soon as a worker is back, before beat's first tick.

@@ -10,23 +10,28 @@ page for a day (`private`: the page carries their token).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import caches
 from django.db.models import OuterRef, Subquery
-from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.utils.cache import patch_cache_control
 
 from lab.analyses import engine
 from lab.analyses.models import Analysis, TemplateOrigin
 
+log = logging.getLogger(__name__)
+
 TOKEN_PLACEHOLDER = "csrf-token-placeholder-0d6f1c"  # no real token looks like this
 MAX_CACHED_BYTES = 2_000_000
 CACHE_SECONDS = 86_400
+PART_FAILED = '<p class="notice" id="page-error">Part of this page failed to render; reload it.</p>'
 
 
 def is_immutable(analysis: Analysis) -> bool:
@@ -98,6 +103,59 @@ def render_and_store(
     if len(html) <= MAX_CACHED_BYTES:
         caches["pages"].set(etag, html, CACHE_SECONDS)
     return _response(request, etag, html)
+
+
+def is_navigation(request: HttpRequest) -> bool:
+    """Whether a browser is loading the page to show it (not a script, a fetch or a test
+    client): only a browser paints a page while the rest of it is still coming."""
+    return request.headers.get("Sec-Fetch-Mode") == "navigate"
+
+
+def stream_and_store(
+    request: HttpRequest,
+    analysis: Analysis,
+    render_parts: Callable[[dict[str, Any]], Iterator[str]],
+) -> HttpResponse | StreamingHttpResponse:
+    """Send a finished analysis' page part by part as each is rendered (the browser shows the
+    summary while the pairs, parser and source are still being rendered), then keep it."""
+    row = _page_row(analysis.pk)
+    if row is None:
+        return HttpResponse("".join(render_parts({})))
+    etag = page_etag(analysis.pk, *row)
+    if etag in request.headers.get("If-None-Match", ""):
+        return _response(request, etag, "")
+    parts = render_parts({"csrf_token": TOKEN_PLACEHOLDER})
+    response = StreamingHttpResponse(_sent_and_kept(parts, get_token(request), etag))
+    response["ETag"] = etag
+    patch_cache_control(response, private=True, max_age=CACHE_SECONDS, immutable=True)
+    return response
+
+
+async def _sent_and_kept(parts: Iterator[str], token: str, etag: str) -> AsyncIterator[str]:
+    """Yield each part with the request's token put in; keep the page once all are sent.
+
+    Asynchronous, so the ASGI server sends each part as it comes (a synchronous iterator is
+    read whole first); each part renders in the request's thread (templates, database)."""
+    kept: list[str] = []
+    while True:
+        try:
+            part = await _next_part(parts)
+        except Exception:  # noqa: BLE001 - the status line is sent: say it in the page instead
+            log.exception("analysis page %s: a part failed to render", etag)
+            yield PART_FAILED
+            return
+        if part is None:
+            break
+        kept.append(part)
+        yield part.replace(TOKEN_PLACEHOLDER, token)
+    html = "".join(kept)
+    if len(html) <= MAX_CACHED_BYTES:
+        await sync_to_async(caches["pages"].set)(etag, html, CACHE_SECONDS)
+
+
+@sync_to_async(thread_sensitive=True)
+def _next_part(parts: Iterator[str]) -> str | None:
+    return next(parts, None)
 
 
 def _response(request: HttpRequest, etag: str, html: str) -> HttpResponse:

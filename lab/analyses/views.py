@@ -7,6 +7,7 @@ once (see base.html's htmx-config): 2xx and 422 (invalid form) swap, other error
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode
@@ -15,8 +16,11 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -235,7 +239,7 @@ def analyze_again(request: HtmxHttpRequest, sha256: str) -> HttpResponse:
 
 
 @require_GET
-def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
     """Show an analysis; while it runs, htmx polls this view for the body partial."""
     page = "format" not in request.GET and not request.htmx
     cached = page_cache.cached_response(request, pk) if page else None
@@ -248,10 +252,29 @@ def analysis_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     template = "analyses/analysis.html"
     if request.htmx:
         template += "#analysis-body"
+    elif page_cache.is_immutable(analysis) and page_cache.is_navigation(request):
+        parts = partial(_page_parts, request, _with_result(analysis))
+        return page_cache.stream_and_store(request, analysis, parts)
     elif page_cache.is_immutable(analysis):
         render_page = partial(_render_analysis, request, template, analysis)
         return page_cache.render_and_store(request, analysis, render_page)
     return _render_analysis(request, template, analysis)
+
+
+REST_MARK = "<!--lab:rest-of-the-page-->"
+
+
+def _page_parts(request: HttpRequest, analysis: Analysis, extra: dict[str, Any]) -> Iterator[str]:
+    """A finished analysis' page in three parts, each rendered when asked for: down to the
+    summary, the rest (most of the rendering time and of the bytes), the closing tags."""
+    result = analysis.result
+    top = {**_top_context(analysis, result), **extra}
+    marked = {**top, "rest_follows": mark_safe(REST_MARK)}  # noqa: S308 - our own constant
+    head, tail = render_to_string("analyses/analysis.html", marked, request).split(REST_MARK)
+    yield head
+    rest = {**top, **_rest_context(analysis, result)}
+    yield render_to_string("analyses/analysis.html#result-rest", rest, request)
+    yield tail
 
 
 def _with_result(analysis: Analysis) -> Analysis:
@@ -266,18 +289,30 @@ def _render_analysis(
 
 
 def _analysis_context(analysis: Analysis) -> dict[str, Any]:
+    result = analysis.result
+    return {**_top_context(analysis, result), **_rest_context(analysis, result)}
+
+
+def _top_context(analysis: Analysis, result: dict[str, Any] | None) -> dict[str, Any]:
+    """What the page shows down to the summary."""
     context: dict[str, Any] = {
         "analysis": analysis,
         "template": analysis.template,
         "siblings": _sibling_links(analysis.template),
     }
+    if result is not None:
+        context["view"] = build_result_view(result)
+    return context
+
+
+def _rest_context(analysis: Analysis, result: dict[str, Any] | None) -> dict[str, Any]:
+    """What the page shows below the summary: serve card, pairs, parser, live box, source."""
+    context: dict[str, Any] = {}
     if not analysis.is_pending:
         context.update(_source_context(analysis.template.source, analysis.error))
-    result = analysis.result
     if result is not None:
         sample = samples.sample_for(analysis)
         context.update(
-            view=build_result_view(result),
             options_form=ParserOptionsForm.from_options(sample.options()),
             parser=parsing.generate(analysis.result_json, sample.options()),
             options_query=_options_query(sample.options()),
@@ -358,9 +393,7 @@ def _kwargs_read(result: dict[str, Any]) -> tuple[str, ...]:
     return tuple((result.get("caps") or {}).get("template_kwargs") or ())
 
 
-def _playground_forms(
-    result: dict[str, Any], data: Any = None
-) -> dict[str, RenderSideForm]:
+def _playground_forms(result: dict[str, Any], data: Any = None) -> dict[str, RenderSideForm]:
     """The playground's two sides, bound to the query or starting from an example."""
     kwargs_read = _kwargs_read(result)
     return {
