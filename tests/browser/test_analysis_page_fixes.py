@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlparse
 
 from playwright.sync_api import Page, expect
 
@@ -128,13 +129,32 @@ def test_edit_and_reanalyse_starts_from_the_source_and_keeps_the_title(
     expect(page.locator("table.list")).to_contain_text("Qwen3 without the system prompt")
 
 
-def test_an_untitled_paste_is_titled_by_its_family_in_lists(
+def test_an_untitled_template_is_titled_by_its_family_or_file_name_in_lists(
     page: Page, corpus_templates: Path
 ) -> None:
-    paste(page, corpus(corpus_templates, "GLM-4.6"))
+    # A source no other test stores: the Hub history repo's GLM-4.6 (test_daily_tools) would
+    # otherwise give the paste that repo's title, when it ran first.
+    source = "{# untitled paste #}" + corpus(corpus_templates, "GLM-4.6")
+    paste(page, source)
     expect(page.locator("h1")).to_have_text("GLM template (pasted)")
+    analysis = urlparse(page.url).path
+    key = page.locator(".page-head .meta a code.sha").first.inner_text()
     page.goto("/")
-    expect(page.locator("table.list")).to_contain_text("GLM template (pasted)")
+    row = page.locator("table.list tr", has=page.locator(f'a[href="{analysis}"]'))
+    expect(row.locator("td").first).to_contain_text("GLM template (pasted)")
+    page.goto("/compare/")
+    stored = page.locator(".recent-templates li", has=page.locator("code.sha", has_text=key))
+    expect(stored).to_contain_text("GLM template (pasted)")
+
+    # An uploaded file is titled by its name.
+    page.goto("/")
+    page.locator("#upload-form input[type=file]").set_input_files(
+        files=[{"name": "glm-untitled.jinja", "mimeType": "text/plain",
+                "buffer": ("{# untitled upload #}" + source).encode()}]
+    )
+    page.locator("#upload-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL)
+    expect(page.locator("h1")).to_have_text("glm-untitled.jinja")
 
 
 def test_a_file_with_its_own_special_tokens_is_a_new_template(
