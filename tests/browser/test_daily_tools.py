@@ -65,6 +65,37 @@ def test_the_playground_renders_two_sides_with_their_diff_and_a_permalink(
     expect(page.locator("#playground-a .render .ws.sp").first).to_be_visible()
 
 
+def test_the_playground_takes_string_arguments_bos_and_a_continued_message(
+    page: Page, corpus_templates: Path
+) -> None:
+    paste(page, corpus(corpus_templates, "meta-llama-Llama-3.1-8B-Instruct"))
+    page.goto(page.url + "render/")
+    # Llama 3.1 reads no enable_thinking: the example's B sends the call's arguments as a string.
+    page.locator("#playground-submit").click()
+    expect(page.locator("#playground-verdict")).to_contain_text("messages")
+    difference = page.locator("#playground-b .seg.diff").first
+    expect(difference).to_be_visible()
+    expect(page.locator("#playground-b .render")).to_contain_text('"{\\"city\\": \\"Paris\\"}"')
+
+    # Side A alone: the given bos_token, and the last message continued, not closed.
+    page.locator("#playground-compare").uncheck()
+    conversation = [{"role": "user", "content": "Hi"},
+                    {"role": "assistant", "content": "The answer is"}]
+    page.locator("#id_a-messages").fill(json.dumps(conversation))
+    page.locator("#id_a-add_generation_prompt").uncheck()
+    page.locator("#id_a-continue_final_message").check()
+    page.locator("#id_a-bos_token").fill("<BOS>")
+    page.locator("#playground-submit").click()
+    render = page.locator("#playground-a .render")
+    expect(render).to_be_visible()
+    prompt = render.text_content() or ""
+    assert prompt.startswith("<BOS>"), prompt[:40]
+    assert prompt.endswith("The answer is"), prompt[-40:]
+    # The permalink keeps these inputs.
+    page.goto(page.url)
+    assert page.locator("#playground-a .render").text_content() == prompt
+
+
 def whitespace_and_special_tokens_are_marked(render: Locator) -> None:
     """Every newline of a prompt carries its visible mark, and special tokens their style."""
     text = render.text_content() or ""
