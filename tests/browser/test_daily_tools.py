@@ -123,6 +123,21 @@ def test_serve_it_names_the_engines_parsers_or_what_breaks(
     expect(page.locator("#serve-vllm .badge")).to_have_text("no built-in parser fits")
 
 
+def test_serve_it_maps_hermes_calls_to_the_hermes_parsers_with_a_checked_structural_tag(
+    page: Page, corpus_templates: Path
+) -> None:
+    paste(page, corpus(corpus_templates, "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use"))
+    card = page.locator("#serve-it")
+    expect(card.locator("#serve-cmd-vllm")).to_contain_text(
+        "--enable-auto-tool-choice --tool-call-parser hermes")
+    expect(card.locator("#serve-cmd-sglang")).to_contain_text("--tool-call-parser hermes")
+    expect(card.locator("#serve-vllm .badge")).to_have_text("fits")
+    tag = json.loads(card.locator("#serve-structural-tag").text_content() or "")
+    assert tag["triggers"] == ["<tool_call>"]
+    assert tag["structures"][0]["begin"].startswith('<tool_call>\n{"name": "get_weather"')
+    expect(card.locator("#serve-tag-check strong")).to_have_text("accepted")
+
+
 def test_two_templates_are_compared_three_ways_with_a_permalink(
     page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
 ) -> None:
