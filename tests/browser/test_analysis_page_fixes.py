@@ -209,3 +209,47 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
     )
     assert width <= 375, f"the page is {width} px wide at a 375 px viewport: {wide}"
     screenshot("fixes-phone")
+
+
+def page_width_at_phone_width(page: Page) -> tuple[int, list[str]]:
+    """The document's width, and the first elements that stick out past 375 px."""
+    lay_out_every_panel(page)
+    width: int = page.evaluate("document.documentElement.scrollWidth")
+    wide: list[str] = page.evaluate(
+        "[...document.querySelectorAll('main *')]"
+        ".filter(e => e.getBoundingClientRect().right > 376)"
+        ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
+    )
+    return width, wide
+
+
+def template_link(page: Page) -> str:
+    """The analysed template's permalink (/t/<key>/), from the page head."""
+    return page.locator(".page-head .meta a:has(code.sha)").first.get_attribute("href") or ""
+
+
+def test_the_other_pages_do_not_scroll_sideways_at_phone_width(
+    page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
+) -> None:
+    source = corpus(corpus_templates, "Qwen-Qwen3-0.6B")
+    paste(page, source)
+    analysis, template_a = urlparse(page.url).path, template_link(page)
+    paste(page, source.replace("<tool_call>", "<function_call>"))
+    key_a, key_b = (link.rstrip("/").rsplit("/", 1)[-1]
+                    for link in (template_a, template_link(page)))
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto(f"{analysis}render/")
+    page.locator("#playground-submit").click()  # two sides, with their difference
+    expect(page.locator("#playground-b .seg.diff").first).to_be_visible()
+    pages = {
+        "home": "/",
+        "template": template_a,
+        "playground": page.url,
+        "compare": f"/compare/?a={key_a}&b={key_b}",
+    }
+    for name, url in pages.items():
+        response = page.goto(url)
+        assert response is not None and response.ok, (name, url)
+        width, wide = page_width_at_phone_width(page)
+        assert width <= 375, f"{name}: {width} px wide at a 375 px viewport: {wide}"
+    screenshot("fixes-phone-compare")
