@@ -329,3 +329,22 @@ def test_every_dash_on_the_dashboard_says_why(
         expect(page.locator("h1")).to_have_text(name)
         reasons = dash_reasons(page, "main table.fields")
         assert reasons and "" not in reasons, (name, reasons)
+
+
+def test_the_dashboard_pages_do_not_scroll_sideways_at_phone_width(
+    page: Page, worsened: tuple[int, int]
+) -> None:
+    base, head = worsened
+    page.set_viewport_size({"width": 375, "height": 800})
+    # A wide table may scroll inside its own box; the page itself must not.
+    for url in (f"/corpus/runs/{head}/", "/corpus/runs/", f"/corpus/diff/?base={base}&head={head}"):
+        response = page.goto(url)
+        assert response is not None and response.ok, url
+        width = page.evaluate("document.documentElement.scrollWidth")
+        wide = page.evaluate(
+            "[...document.querySelectorAll('main *')]"
+            ".filter(e => e.getBoundingClientRect().right > 376)"
+            ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
+        )
+        assert width <= 375, f"{url}: {width} px wide at a 375 px viewport: {wide}"
+    shot(page, "diff-phone")
