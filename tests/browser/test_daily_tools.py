@@ -26,6 +26,12 @@ def corpus(corpus_templates: Path, name: str) -> str:
     return (corpus_templates / f"{name}.jinja").read_text(encoding="utf-8")
 
 
+def analysis_id(page: Page) -> int:
+    match = re.search(r"/a/(\d+)/", page.url)
+    assert match, page.url
+    return int(match.group(1))
+
+
 def test_the_playground_renders_two_sides_with_their_diff_and_a_permalink(
     page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
 ) -> None:
@@ -204,12 +210,6 @@ def test_the_grammar_parser_and_reports_download_as_files(
     _, grammar = download(page, "#download-gbnf")
     assert '\\"mood\\"' in grammar
     assert grammar == page.locator("#parser-gbnf").text_content()
-
-
-def analysis_id(page: Page) -> int:
-    match = re.search(r"/a/(\d+)/", page.url)
-    assert match, page.url
-    return int(match.group(1))
 
 
 POST_JSON = """async ([url, body]) => {
