@@ -43,6 +43,33 @@ def test_analyze_dash_reads_the_template_from_standard_input() -> None:
     assert done.returncode == 0 and '"name_prefix":"<function="' in done.stdout
 
 
+TOOLS = ('[{"type": "function", "function": {"name": "get_weather", '
+         '"parameters": {"type": "object"}}}]')
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    pytest.param(["grammar", "--tools", "{tools}"], "root ::=", id="grammar"),
+    pytest.param(["parse", "--input", "{output}"], '"content": "Hello there"', id="parse"),
+    pytest.param(["verify", "--json"], '"round_trip":"pass"', id="verify"),
+])
+def test_the_other_file_subcommands_read_the_template_from_standard_input(
+    tmp_path: Path, command: list[str], expected: str
+) -> None:
+    (tmp_path / "tools.json").write_text(TOOLS)
+    (tmp_path / "output.txt").write_text("Hello there")
+    args = [arg.format(tools=tmp_path / "tools.json", output=tmp_path / "output.txt")
+            for arg in command]
+    done = run(args[0], "-", *args[1:], stdin=(FORMATS / "tools_tagged.jinja").read_text())
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
+
+
+def test_parse_refuses_to_read_both_the_template_and_the_output_from_standard_input() -> None:
+    done = run("parse", "-", "--input", "-", stdin="{{ messages }}")
+    assert done.returncode == 2
+    assert "FILE and --input cannot both be -" in done.stderr
+
+
 def test_the_wheel_carries_the_command_and_the_engines_data(tmp_path: Path) -> None:
     source = tmp_path / "src"
     source.mkdir()

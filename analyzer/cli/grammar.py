@@ -13,9 +13,8 @@ from typing import Any
 
 from analyzer.analysis.isolated import analyze_bounded
 from analyzer.canonical import dumps_canonical
-from analyzer.cli.main import CliInputError, read_json
+from analyzer.cli.main import CliInputError, load_template_argument, read_json
 from analyzer.gbnf import GrammarResult, build_tool_grammar
-from analyzer.render.loading import load_template_file
 
 
 def register(subparsers: Any) -> None:
@@ -63,7 +62,7 @@ def format_result(result: GrammarResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Analyze the template, build the grammar and print it."""
-    analysis = analyze_bounded(load_template_file(args.file, template_name=args.template_name))
+    analysis = analyze_bounded(load_template_argument(args.file, args.template_name))
     schema = read_json(args.json_schema, "--json-schema") if args.json_schema else None
     result = build_tool_grammar(
         analysis, read_tools(args.tools), parallel_tool_calls=args.parallel_tool_calls,

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.analysis.isolated import analyze_bounded
+from analyzer.cli.main import load_template_argument
 from analyzer.errors import AnalyzerError
 from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.parsing.deviations import Deviation
 from analyzer.parsing.options import REASONING_FORMATS, TOOL_CHOICES, ParseOptions
-from analyzer.render.loading import load_template_file
 
 
 class ParseInputError(AnalyzerError):
@@ -67,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
         reasoning_format=args.reasoning_format, parallel_tool_calls=args.parallel_tool_calls,
         tool_choice=args.tool_choice,
     )
-    parser = generate_parser(analyze_bounded(load_template_file(args.file,
-                                                        template_name=args.template_name)),
+    if str(args.file) == "-" and str(args.input) == "-":
+        raise ParseInputError("FILE and --input cannot both be - (standard input is read once)")
+    parser = generate_parser(analyze_bounded(load_template_argument(args.file,
+                                                                    args.template_name)),
                              options)
     if args.grammar:
         print(parser.dump(), file=sys.stderr)

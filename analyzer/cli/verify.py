@@ -18,7 +18,7 @@ from analyzer.checks.verify import (
     verification_to_json,
     verify_template,
 )
-from analyzer.render.loading import load_template_file
+from analyzer.cli.main import load_template_argument
 
 
 def register(subparsers: Any) -> None:
@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Verify the file and print the report or the JSON."""
     try:
-        source = load_template_file(args.file, template_name=args.template_name)
+        source = load_template_argument(args.file, args.template_name)
     except OSError as exc:
         print(f"error: {args.file}: cannot read the file ({exc.strerror})", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlparse
 
 from playwright.sync_api import Page, expect
 
@@ -128,13 +129,32 @@ def test_edit_and_reanalyse_starts_from_the_source_and_keeps_the_title(
     expect(page.locator("table.list")).to_contain_text("Qwen3 without the system prompt")
 
 
-def test_an_untitled_paste_is_titled_by_its_family_in_lists(
+def test_an_untitled_template_is_titled_by_its_family_or_file_name_in_lists(
     page: Page, corpus_templates: Path
 ) -> None:
-    paste(page, corpus(corpus_templates, "GLM-4.6"))
+    # A source no other test stores: the Hub history repo's GLM-4.6 (test_daily_tools) would
+    # otherwise give the paste that repo's title, when it ran first.
+    source = "{# untitled paste #}" + corpus(corpus_templates, "GLM-4.6")
+    paste(page, source)
     expect(page.locator("h1")).to_have_text("GLM template (pasted)")
+    analysis = urlparse(page.url).path
+    key = page.locator(".page-head .meta a code.sha").first.inner_text()
     page.goto("/")
-    expect(page.locator("table.list")).to_contain_text("GLM template (pasted)")
+    row = page.locator("table.list tr", has=page.locator(f'a[href="{analysis}"]'))
+    expect(row.locator("td").first).to_contain_text("GLM template (pasted)")
+    page.goto("/compare/")
+    stored = page.locator(".recent-templates li", has=page.locator("code.sha", has_text=key))
+    expect(stored).to_contain_text("GLM template (pasted)")
+
+    # An uploaded file is titled by its name.
+    page.goto("/")
+    page.locator("#upload-form input[type=file]").set_input_files(
+        files=[{"name": "glm-untitled.jinja", "mimeType": "text/plain",
+                "buffer": ("{# untitled upload #}" + source).encode()}]
+    )
+    page.locator("#upload-submit").click()
+    expect(page).to_have_url(ANALYSIS_URL)
+    expect(page.locator("h1")).to_have_text("glm-untitled.jinja")
 
 
 def test_a_file_with_its_own_special_tokens_is_a_new_template(
@@ -189,3 +209,47 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
     )
     assert width <= 375, f"the page is {width} px wide at a 375 px viewport: {wide}"
     screenshot("fixes-phone")
+
+
+def page_width_at_phone_width(page: Page) -> tuple[int, list[str]]:
+    """The document's width, and the first elements that stick out past 375 px."""
+    lay_out_every_panel(page)
+    width: int = page.evaluate("document.documentElement.scrollWidth")
+    wide: list[str] = page.evaluate(
+        "[...document.querySelectorAll('main *')]"
+        ".filter(e => e.getBoundingClientRect().right > 376)"
+        ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
+    )
+    return width, wide
+
+
+def template_link(page: Page) -> str:
+    """The analysed template's permalink (/t/<key>/), from the page head."""
+    return page.locator(".page-head .meta a:has(code.sha)").first.get_attribute("href") or ""
+
+
+def test_the_other_pages_do_not_scroll_sideways_at_phone_width(
+    page: Page, corpus_templates: Path, screenshot: Callable[..., Path]
+) -> None:
+    source = corpus(corpus_templates, "Qwen-Qwen3-0.6B")
+    paste(page, source)
+    analysis, template_a = urlparse(page.url).path, template_link(page)
+    paste(page, source.replace("<tool_call>", "<function_call>"))
+    key_a, key_b = (link.rstrip("/").rsplit("/", 1)[-1]
+                    for link in (template_a, template_link(page)))
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto(f"{analysis}render/")
+    page.locator("#playground-submit").click()  # two sides, with their difference
+    expect(page.locator("#playground-b .seg.diff").first).to_be_visible()
+    pages = {
+        "home": "/",
+        "template": template_a,
+        "playground": page.url,
+        "compare": f"/compare/?a={key_a}&b={key_b}",
+    }
+    for name, url in pages.items():
+        response = page.goto(url)
+        assert response is not None and response.ok, (name, url)
+        width, wide = page_width_at_phone_width(page)
+        assert width <= 375, f"{name}: {width} px wide at a 375 px viewport: {wide}"
+    screenshot("fixes-phone-compare")

@@ -267,3 +267,84 @@ def test_the_dashboard_counts_skips_sorts_charts_and_exports(
     lines = text.strip().splitlines()
     assert lines[0].startswith("name,status,tool_format")
     assert [line.split(",")[0] for line in lines[1:]] == sorted(SMALL, reverse=True)
+
+
+# Each "—" on the page with the reason beside it (its element's other text) or in a title.
+DASH_REASONS = """root => {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const found = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.includes("\u2014")) continue;
+    const element = node.parentElement;
+    const titled = element.closest("[title]");
+    found.push((element.textContent.replace("\u2014", "").trim()
+                || (titled ? titled.title : "")).trim());
+  }
+  return found;
+}"""
+
+
+def dash_reasons(page: Page, selector: str) -> list[str]:
+    """The reason each "—" under selector gives ("" for a bare dash)."""
+    reasons: list[str] = page.locator(selector).evaluate(DASH_REASONS)
+    return reasons
+
+
+def test_every_dash_on_the_dashboard_says_why(
+    page: Page, stack: Stack, worsened: tuple[int, int]
+) -> None:
+    _, head = worsened
+    # Rows that leave cells empty: nothing checked, no markers, not timed; an analysis error;
+    # Gemma 2 has no tool-call format, so no perturbation fits it.
+    manage(
+        stack.env,
+        "shell",
+        "--no-imports",
+        "-c",
+        "from lab.corpus.models import CorpusResult\n"
+        f"rows = CorpusResult.objects.filter(run_id={head})\n"
+        "rows.filter(name='meta-llama-Llama-3.1-8B-Instruct').update(round_trip='', "
+        "grammar='', key_markers='', analysis_ms=None, verify_ms=None, vectors_total=0)\n"
+        "rows.filter(name='mistralai-Mistral-Nemo-Instruct-2407').update(status='error', "
+        "error='the analysis was stopped', analysis_ms=None)",
+    )
+    page.goto(f"/corpus/runs/{head}/")
+    reasons = dash_reasons(page, "#corpus-table")
+    assert "" not in reasons, reasons
+    assert set(reasons) >= {
+        "not checked",
+        "no special markers",
+        "not timed",
+        "no llama.cpp vectors for this template",
+        "no perturbation fits (no tool-call format)",
+    }, reasons
+    shot(page, "dashboard-dashes", "#corpus-table")
+
+    # The run history's first run has nothing to compare with; a result page says why too.
+    page.goto("/corpus/runs/")
+    assert dash_reasons(page, "#runs-table") == ["no earlier finished run to compare with"]
+    for name in ("meta-llama-Llama-3.1-8B-Instruct", "mistralai-Mistral-Nemo-Instruct-2407"):
+        page.goto(f"/corpus/runs/{head}/")
+        page.locator(f'tr[data-name="{name}"] td a').first.click()
+        expect(page.locator("h1")).to_have_text(name)
+        reasons = dash_reasons(page, "main table.fields")
+        assert reasons and "" not in reasons, (name, reasons)
+
+
+def test_the_dashboard_pages_do_not_scroll_sideways_at_phone_width(
+    page: Page, worsened: tuple[int, int]
+) -> None:
+    base, head = worsened
+    page.set_viewport_size({"width": 375, "height": 800})
+    # A wide table may scroll inside its own box; the page itself must not.
+    for url in (f"/corpus/runs/{head}/", "/corpus/runs/", f"/corpus/diff/?base={base}&head={head}"):
+        response = page.goto(url)
+        assert response is not None and response.ok, url
+        width = page.evaluate("document.documentElement.scrollWidth")
+        wide = page.evaluate(
+            "[...document.querySelectorAll('main *')]"
+            ".filter(e => e.getBoundingClientRect().right > 376)"
+            ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
+        )
+        assert width <= 375, f"{url}: {width} px wide at a 375 px viewport: {wide}"
+    shot(page, "diff-phone")

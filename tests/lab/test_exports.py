@@ -9,6 +9,7 @@ from urllib.parse import quote
 import pytest
 from django.test import Client
 
+from analyzer.cli.main import main
 from analyzer.gbnf import grammar_accepts
 from lab.analyses import engine, intake
 from lab.analyses.models import Analysis
@@ -60,6 +61,35 @@ def test_the_verify_report_downloads_as_json(client: Client, done: Analysis) -> 
     report = json.loads(response.content)
     assert report["template_sha256"] == done.template.sha256
     assert report["round_trip"] in ("pass", "fail", "skip") and report["cases"]
+
+
+def test_the_files_are_what_the_command_line_prints(
+    client: Client, done: Analysis, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template, tools = FORMATS / "tools_tagged.jinja", tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    (tmp_path / "output.txt").write_text("Hi")
+    options = quote(json.dumps({"tools": TOOLS}))
+
+    def printed(*args: str) -> tuple[str, str]:
+        capsys.readouterr()
+        main([args[0], str(template), *args[1:]])
+        captured = capsys.readouterr()
+        return captured.out, captured.err
+
+    assert printed("analyze", "--json")[0] == download(client, f"/a/{done.pk}/analysis.json") + "\n"
+    assert printed("verify", "--json")[0] == download(client, f"/a/{done.pk}/verify.json") + "\n"
+    grammar = printed("grammar", "--tools", str(tools))[0]
+    assert grammar.endswith("\n" + download(client, f"/a/{done.pk}/grammar.gbnf?options={options}"))
+    dump = printed("parse", "--input", str(tmp_path / "output.txt"), "--tools", str(tools),
+                   "--grammar")[1]
+    assert dump.startswith(download(client, f"/a/{done.pk}/parser.txt?options={options}") + "\n")
+
+
+def download(client: Client, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200, response.content
+    return response.content.decode()
 
 
 def test_bad_options_are_a_json_error(client: Client, done: Analysis) -> None:

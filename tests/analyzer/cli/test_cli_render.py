@@ -54,6 +54,20 @@ def test_no_generation_prompt_leaves_the_assistant_turn_out(
     assert out.endswith("<|im_end|>\n")
 
 
+def test_it_continues_the_final_message_with_the_given_special_tokens(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = tmp_path / "bos.jinja"
+    template.write_text("{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}"
+                        "{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<assistant>"
+                        "{% endif %}", encoding="utf-8")
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps([{"role": "user", "content": "Hi"},
+                                        {"role": "assistant", "content": "The answer is"}]))
+    status, out, _ = run(capsys, str(template), "--messages", str(conversation),
+                         "--continue-final-message", "--bos-token", "<s>", "--eos-token", "</s>")
+    assert status == 0 and out == "<s><user>Hi</s><assistant>The answer is"
+
+
 def test_kwargs_are_json_and_the_unread_ones_are_noted(
         messages: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, str(FORMATS / "think_forced_closed.jinja"), "--messages",
