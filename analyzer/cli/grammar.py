@@ -14,7 +14,7 @@ from typing import Any
 from analyzer.analysis.isolated import analyze_bounded
 from analyzer.canonical import dumps_canonical
 from analyzer.cli.main import CliInputError, load_template_argument, read_json
-from analyzer.gbnf import GrammarResult, build_tool_grammar
+from analyzer.gbnf import build_tool_grammar
 
 
 def register(subparsers: Any) -> None:
@@ -49,17 +49,6 @@ def read_tools(path: Path | None) -> list[Any]:
     return tools
 
 
-def format_result(result: GrammarResult) -> str:
-    """Render the grammar with its triggers and preserved tokens as leading comments."""
-    lines = [f"# lazy: {'yes' if result.lazy else 'no'}"]
-    lines += [f"# trigger ({t.kind.value}): {t.value!r}" for t in result.triggers]
-    if result.preserved_tokens:
-        lines.append("# preserved tokens: " + " ".join(repr(t) for t in result.preserved_tokens))
-    if not result.grammar:
-        lines.append("# no grammar: the request needs no constraint")
-    return "\n".join(lines) + "\n" + result.grammar
-
-
 def run(args: argparse.Namespace) -> int:
     """Analyze the template, build the grammar and print it."""
     analysis = analyze_bounded(load_template_argument(args.file, args.template_name))
@@ -67,5 +56,5 @@ def run(args: argparse.Namespace) -> int:
     result = build_tool_grammar(
         analysis, read_tools(args.tools), parallel_tool_calls=args.parallel_tool_calls,
         tool_choice=args.tool_choice, enable_thinking=args.enable_thinking, json_schema=schema)
-    sys.stdout.write(dumps_canonical(result) + "\n" if args.json else format_result(result))
+    sys.stdout.write(dumps_canonical(result) + "\n" if args.json else result.as_file())
     return 0

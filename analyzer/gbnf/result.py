@@ -34,3 +34,14 @@ class GrammarResult:
     triggers: tuple[Trigger, ...]
     preserved_tokens: tuple[str, ...]
     lazy: bool
+
+    def as_file(self) -> str:
+        """The grammar as a .gbnf file: whether it is lazy, its triggers and the preserved
+        tokens as leading comments (a server needs them beside the grammar to apply it)."""
+        lines = [f"# lazy: {'yes' if self.lazy else 'no'}"]
+        lines += [f"# trigger ({t.kind.value}): {t.value!r}" for t in self.triggers]
+        if self.preserved_tokens:
+            lines.append("# preserved tokens: " + " ".join(repr(t) for t in self.preserved_tokens))
+        if not self.grammar:
+            lines.append("# no grammar: the request needs no constraint")
+        return "\n".join(lines) + "\n" + self.grammar

@@ -64,11 +64,12 @@ def generated_or_error(request: HttpRequest, pk: int) -> parsing.GeneratedParser
 
 @require_GET
 def grammar_file(request: HttpRequest, pk: int) -> HttpResponse:
-    """The GBNF grammar for the request options, as `analysis-<id>.gbnf`."""
+    """The GBNF grammar for the request options, as `analysis-<id>.gbnf`, with its laziness,
+    triggers and preserved tokens as leading comments (as `template-lab grammar` prints it)."""
     generated = generated_or_error(request, pk)
     if isinstance(generated, JsonResponse):
         return generated
-    return attachment(generated.gbnf, f"analysis-{pk}.gbnf", "text/plain")
+    return attachment(generated.gbnf_file, f"analysis-{pk}.gbnf", "text/plain")
 
 
 @require_GET

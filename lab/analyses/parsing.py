@@ -54,6 +54,7 @@ class GeneratedParser:
     available: bool
     peg: str = ""
     gbnf: str = ""
+    gbnf_file: str = ""  # the grammar with its laziness, triggers and preserved tokens
     triggers: tuple[str, ...] = ()
     preserved_tokens: tuple[str, ...] = ()
     handler: str = ""
@@ -251,6 +252,7 @@ def generate(result_json: str, options: ParserOptions) -> GeneratedParser:
         available=True,
         peg=parser.dump(),
         gbnf=grammar.grammar,
+        gbnf_file=grammar.as_file(),
         triggers=tuple(f"{t.kind.value}: {t.value}" for t in grammar.triggers),
         preserved_tokens=grammar.preserved_tokens,
         handler=parser.handler,

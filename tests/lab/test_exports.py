@@ -37,6 +37,8 @@ def test_the_grammar_downloads_as_a_gbnf_file(client: Client, done: Analysis) ->
     assert response.status_code == 200
     assert response["Content-Disposition"] == f'attachment; filename="analysis-{done.pk}.gbnf"'
     grammar = response.content.decode()
+    assert grammar.startswith("# lazy: yes\n# trigger (word): '<tool_call>'\n")
+    assert "# preserved tokens: " in grammar
     call = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
             "</function>\n</tool_call>")
     assert grammar_accepts(grammar, call)
@@ -80,7 +82,7 @@ def test_the_files_are_what_the_command_line_prints(
     assert printed("analyze", "--json")[0] == download(client, f"/a/{done.pk}/analysis.json") + "\n"
     assert printed("verify", "--json")[0] == download(client, f"/a/{done.pk}/verify.json") + "\n"
     grammar = printed("grammar", "--tools", str(tools))[0]
-    assert grammar.endswith("\n" + download(client, f"/a/{done.pk}/grammar.gbnf?options={options}"))
+    assert grammar == download(client, f"/a/{done.pk}/grammar.gbnf?options={options}")
     dump = printed("parse", "--input", str(tmp_path / "output.txt"), "--tools", str(tools),
                    "--grammar")[1]
     assert dump.startswith(download(client, f"/a/{done.pk}/parser.txt?options={options}") + "\n")
