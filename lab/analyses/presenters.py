@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django.utils.html import escape
@@ -105,9 +106,22 @@ class ResultView:
     modes: tuple[ModeView, ...]
     fields: tuple[FieldRow, ...]
     markers: tuple[MarkerView, ...]
-    pairs: tuple[PairView, ...]
     prompts: tuple[PromptView, ...]
     preserved_tokens: tuple[str, ...] = field(default=())
+    # The pairs are most of the view's cost and are shown below the summary: built when first
+    # read, after the page's part down to the summary has been sent (views._page_parts).
+    comparisons: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    raw_markers: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+
+    @property
+    def pair_count(self) -> int:
+        return len(self.comparisons)
+
+    @cached_property
+    def pairs(self) -> tuple[PairView, ...]:
+        specials = special_token_pattern(list(self.preserved_tokens))
+        markers = list(self.raw_markers)
+        return tuple(_pair_view(c, markers, specials) for c in self.comparisons)
 
     @property
     def reasoning_by_setting(self) -> str:
@@ -272,7 +286,8 @@ def build_result_view(result: dict[str, Any]) -> ResultView:
         modes=_modes(result),
         fields=tuple(_field_rows(result, specials)),
         markers=tuple(_marker_views(markers, specials)),
-        pairs=tuple(_pair_view(c, markers, specials) for c in result.get("comparisons") or []),
+        comparisons=tuple(result.get("comparisons") or ()),
+        raw_markers=tuple(markers),
         prompts=tuple(_prompt_view(p, specials) for p in result.get("generation_prompts") or []),
         preserved_tokens=tuple(result.get("preserved_tokens") or ()),
     )
