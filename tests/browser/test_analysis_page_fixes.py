@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
+from page_layout import page_width  # tests/browser/page_layout.py
 from playwright.sync_api import Page, expect
 
 from analyzer.gbnf.builder import LINE_WIDTH
@@ -200,13 +201,7 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
     page.set_viewport_size({"width": 375, "height": 800})
     page.reload()
     expect(page.locator("#analysis-status .badge")).to_have_text("done")
-    lay_out_every_panel(page)
-    width = page.evaluate("document.documentElement.scrollWidth")
-    wide = page.evaluate(
-        "[...document.querySelectorAll('main *')]"
-        ".filter(e => e.getBoundingClientRect().right > 376)"
-        ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
-    )
+    width, wide = page_width_at_phone_width(page)
     assert width <= 375, f"the page is {width} px wide at a 375 px viewport: {wide}"
     screenshot("fixes-phone")
 
@@ -214,13 +209,7 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
 def page_width_at_phone_width(page: Page) -> tuple[int, list[str]]:
     """The document's width, and the first elements that stick out past 375 px."""
     lay_out_every_panel(page)
-    width: int = page.evaluate("document.documentElement.scrollWidth")
-    wide: list[str] = page.evaluate(
-        "[...document.querySelectorAll('main *')]"
-        ".filter(e => e.getBoundingClientRect().right > 376)"
-        ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
-    )
-    return width, wide
+    return page_width(page)
 
 
 def template_link(page: Page) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from page_layout import page_width  # tests/browser/page_layout.py
 from playwright.sync_api import Browser, Page, expect
 
 from lab.run import ROOT, free_port, migrate, start_valkey, start_web, start_worker, stop
@@ -223,12 +224,8 @@ def test_the_dashboard_counts_skips_sorts_charts_and_exports(
     page: Page, stack: Stack, worsened: tuple[int, int]
 ) -> None:
     _, head = worsened
-    manage(
-        stack.env,
-        "shell",
-        "--no-imports",
-        "-c",
-        "from lab.corpus.models import CorpusResult\n"
+    update_results(
+        stack,
         f"CorpusResult.objects.filter(run_id={head}, name='google-gemma-2-2b-it').update("
         "round_trip='pass', cases_passed=2, cases_failed=0, cases_total=9)",
     )
@@ -284,6 +281,12 @@ DASH_REASONS = """root => {
 }"""
 
 
+def update_results(stack: Stack, code: str) -> None:
+    """Change stored corpus results in the lab's database (Python, CorpusResult imported)."""
+    code = f"from lab.corpus.models import CorpusResult\n{code}"
+    manage(stack.env, "shell", "--no-imports", "-c", code)
+
+
 def dash_reasons(page: Page, selector: str) -> list[str]:
     """The reason each "—" under selector gives ("" for a bare dash)."""
     reasons: list[str] = page.locator(selector).evaluate(DASH_REASONS)
@@ -296,12 +299,8 @@ def test_every_dash_on_the_dashboard_says_why(
     _, head = worsened
     # Rows that leave cells empty: nothing checked, no markers, not timed; an analysis error;
     # Gemma 2 has no tool-call format, so no perturbation fits it.
-    manage(
-        stack.env,
-        "shell",
-        "--no-imports",
-        "-c",
-        "from lab.corpus.models import CorpusResult\n"
+    update_results(
+        stack,
         f"rows = CorpusResult.objects.filter(run_id={head})\n"
         "rows.filter(name='meta-llama-Llama-3.1-8B-Instruct').update(round_trip='', "
         "grammar='', key_markers='', analysis_ms=None, verify_ms=None, vectors_total=0)\n"
@@ -340,11 +339,6 @@ def test_the_dashboard_pages_do_not_scroll_sideways_at_phone_width(
     for url in (f"/corpus/runs/{head}/", "/corpus/runs/", f"/corpus/diff/?base={base}&head={head}"):
         response = page.goto(url)
         assert response is not None and response.ok, url
-        width = page.evaluate("document.documentElement.scrollWidth")
-        wide = page.evaluate(
-            "[...document.querySelectorAll('main *')]"
-            ".filter(e => e.getBoundingClientRect().right > 376)"
-            ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
-        )
+        width, wide = page_width(page)
         assert width <= 375, f"{url}: {width} px wide at a 375 px viewport: {wide}"
     shot(page, "diff-phone")
