@@ -139,8 +139,10 @@ def _subject(template: str) -> verify.Subject:
     return verify.Subject(analysis, chat, verify.required_kwargs(chat, analysis))
 
 
-def render_output(pair: Pair, size: str) -> Output:
-    """Render the pair's output of about `size` bytes; raise NotRendered when it cannot be."""
+def render_output(pair: Pair, size: str | int) -> Output:
+    """Render the pair's output of about `size` bytes (a key of SIZES, or a number); raise
+    NotRendered when it cannot be."""
+    target = SIZES[size] if isinstance(size, str) else size
     subject = _subject(pair.template)
     calls, tools = shared_calls(), shared_tools()
     errors = []
@@ -150,7 +152,7 @@ def render_output(pair: Pair, size: str) -> Output:
                                     chat_template_kwargs=subject.kwargs)
         for reasoning, shape in product(("", REASONING), (_sized, _one_per_turn)):
             try:
-                return shape(pair, subject, options, calls[:], SIZES[size], reasoning)
+                return shape(pair, subject, options, calls, target, reasoning)
             except NotRendered as why:
                 errors.append(f"enable_thinking={thinking}, {shape.__name__}: {why}")
     raise NotRendered("; ".join(dict.fromkeys(errors)))
