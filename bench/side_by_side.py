@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -77,11 +78,30 @@ def timed(work: Callable[[], Any], calls: Callable[[Any], peers.Calls]) -> tuple
     return clock() - started, calls(result)
 
 
-def shape_runs(side: peers.Peer, texts: tuple[str, ...]) -> dict[str, Callable[[], Any]]:
+def chunked(text: str, size: int, tokens: tuple[str, ...] = ()) -> list[str]:
+    """Cut text in chunks of size characters, a special token never split (a server's chunks
+    are whole tokens; SGLang's detectors read a split one as text)."""
+    found = re.finditer("|".join(map(re.escape, sorted(tokens, key=len, reverse=True))),
+                        text) if tokens else iter(())
+    spans = [match.span() for match in found]
+    chunks, at, index = [], 0, 0
+    while at < len(text):
+        end = min(at + size, len(text))
+        while index < len(spans) and spans[index][1] <= end:
+            index += 1
+        if index < len(spans) and spans[index][0] < end:
+            end = spans[index][1]
+        chunks.append(text[at:end])
+        at = end
+    return chunks
+
+
+def shape_runs(side: peers.Peer, texts: tuple[str, ...],
+               tokens: tuple[str, ...] = ()) -> dict[str, Callable[[], Any]]:
     """Return the three timed shapes for one side (chunks cut before timing); several texts
     are separate outputs, each parsed (or streamed) from a fresh start."""
-    chunks16 = [[text[at : at + 16] for at in range(0, len(text), 16)] for text in texts]
-    chunks1 = [list(text) for text in texts]
+    chunks16 = [chunked(text, 16, tokens) for text in texts]
+    chunks1 = [chunked(text, 1, tokens) for text in texts]
     return {
         "whole": lambda: [side.whole(text) for text in texts],
         "16-byte stream": lambda: [side.stream(chunks) for chunks in chunks16],
@@ -104,10 +124,10 @@ def joined_calls(side: peers.Peer) -> Callable[[list[Any]], peers.Calls]:
     return calls
 
 
-def compare(sides: list[peers.Peer], texts: tuple[str, ...],
-            rounds: int) -> dict[tuple[str, str], Any]:
+def compare(sides: list[peers.Peer], texts: tuple[str, ...], rounds: int,
+            tokens: tuple[str, ...] = ()) -> dict[tuple[str, str], Any]:
     """Time every side on every shape, taking turns; return best seconds and calls per cell."""
-    runs = {side.name: shape_runs(side, texts) for side in sides}
+    runs = {side.name: shape_runs(side, texts, tokens) for side in sides}
     readers = {side.name: joined_calls(side) for side in sides}
     best: dict[tuple[str, str], Any] = {}
     for _ in range(rounds):
@@ -129,11 +149,12 @@ def expected_calls(name: str, size: str) -> peers.Calls:
 
 
 def rows(label: str, sides: list[peers.Peer], texts: tuple[str, ...], want: peers.Calls,
-         rounds: int, columns: int) -> list[str]:
+         rounds: int, columns: int, tokens: tuple[str, ...] = ()) -> list[str]:
     """Measure one output; return its table rows (markdown), with `columns` side columns.
 
-    A side whose calls differ from `want` gets no ratio: the row says which side and how."""
-    best = compare(sides, texts, rounds)
+    A side whose calls differ from `want` gets no ratio: the row says which side and how.
+    tokens: special tokens the stream's chunks keep whole."""
+    best = compare(sides, texts, rounds, tokens)
     size = sum(len(text.encode()) for text in texts)
     lines = []
     for shape in SHAPES:
@@ -201,7 +222,7 @@ def rendered_rows(pair: rendered.Pair, tools: list[Any], size: str, rounds: int,
     if len(output.texts) > 1:
         label += f", {len(output.texts)} one-call outputs"
     return rows(label, sides, output.texts, peers.Calls(output.calls), rounds,
-                1 + with_sglang)
+                1 + with_sglang, output.special_tokens)
 
 
 def main() -> int:
