@@ -7,6 +7,11 @@ one (the request's tools are `tools.json`); the output is what the first adds af
 second, minus the text the template closes the turn with (the verification's own cut,
 `analyzer.checks.verify`). n is the fewest calls whose output reaches the size asked for, so an
 output ends at a call boundary. The expected calls are the calls rendered.
+
+A template that renders one call per assistant turn (it refuses more, or shows only the first;
+a model stops after its call) gets one output per call instead, each parsed on its own. A
+template whose history drops the reasoning block its generation prompt opens gets reasoning in
+the message. Renders get the renderer's default limits, not the analysis' 32 KB.
 """
 
 from __future__ import annotations
@@ -15,14 +20,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import product
 from pathlib import Path
 from typing import Any
 
 from analyzer.analysis.pipeline import analyze
 from analyzer.checks import verify
 from analyzer.errors import AnalyzerError
-from analyzer.generator import conversation_context, generate_parser
+from analyzer.generator import PromptContext, conversation_context, generate_parser
+from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
 from analyzer.peg import Parser
 from analyzer.render.loading import load_template_file
@@ -87,8 +92,10 @@ PAIRS = (
     Pair("minimax-m2", "MiniMax-M2.jinja", ("minimax_m2", "MinimaxM2Detector")),
     Pair("minimax-m3", "MiniMax-M3.jinja", ("minimax_m3", "MinimaxM3Detector")),
     Pair("gigachat3", "GigaChat3-10B-A1.8B.jinja", ("gigachat3_detector", "GigaChat3Detector")),
+    # GigaChat 3.1 renders GigaChat 3's `<|function_call|>{json}`, which GigaChat35Detector
+    # (`<｜GCML｜tool_calls>`) does not read.
     Pair("gigachat3.1", "GigaChat3.1-10B-A1.8B.jinja",
-         ("gigachat35_detector", "GigaChat35Detector")),
+         ("gigachat3_detector", "GigaChat3Detector")),
     Pair("gemma-4", "google-gemma-4-31B-it.jinja", ("gemma4_detector", "Gemma4Detector")),
     Pair("lfm2.5", "LFM2.5-8B-A1B.jinja", ("lfm2_detector", "Lfm2Detector")),
     Pair("hunyuan-3", "tencent-Hy3.jinja", ("hunyuan_detector", "HunyuanDetector"), True),
@@ -134,7 +141,7 @@ def shared_tools() -> list[dict[str, Any]]:
 def _subject(template: str) -> verify.Subject:
     source = load_template_file(TEMPLATES / template)
     analysis = analyze(source)
-    # The analysis' 32 KB render limit is for unknown templates; these outputs are 100 KB.
+    # The analysis' 32 KB render limit is for unknown templates; these outputs reach 100 KB.
     chat = ChatTemplate.from_source(source, mode=analysis.render_mode)
     return verify.Subject(analysis, chat, verify.required_kwargs(chat, analysis))
 
@@ -146,15 +153,16 @@ def render_output(pair: Pair, size: str | int) -> Output:
     subject = _subject(pair.template)
     calls, tools = shared_calls(), shared_tools()
     errors = []
-    for thinking in verify.thinking_settings(subject, verify.Case("calls", verify.Message())):
+    for thinking in verify.thinking_settings(subject, verify.Case("calls", Message())):
         options = ParseOptions.make(tools=tools, enable_thinking=thinking,
                                     parallel_tool_calls=True,
                                     chat_template_kwargs=subject.kwargs)
-        for reasoning, shape in product(("", REASONING), (_sized, _one_per_turn)):
-            try:
-                return shape(pair, subject, options, calls, target, reasoning)
-            except NotRendered as why:
-                errors.append(f"enable_thinking={thinking}, {shape.__name__}: {why}")
+        for reasoning in ("", REASONING):
+            for shape in (_sized, _one_per_turn):
+                try:
+                    return shape(pair, subject, options, calls, target, reasoning)
+                except NotRendered as why:
+                    errors.append(f"enable_thinking={thinking}, {shape.__name__}: {why}")
     raise NotRendered("; ".join(dict.fromkeys(errors)))
 
 
@@ -198,7 +206,7 @@ def _made(pair: Pair, subject: verify.Subject, options: ParseOptions,
                   parser.parser, context.tail, subject.analysis.preserved_tokens)
 
 
-def _context(subject: verify.Subject, options: ParseOptions) -> Any:
+def _context(subject: verify.Subject, options: ParseOptions) -> PromptContext:
     before = verify.user_turn(subject.analysis)
     return conversation_context(subject.chat, subject.analysis, before, options)
 
