@@ -9,9 +9,11 @@ partial-json-parser, pybase64, requests and IPython through its protocol module)
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
+import logging
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -47,6 +49,8 @@ class Peer:
 
 def _enter_namespaces() -> None:
     """Register `sglang` and `sglang.srt` as bare packages so their __init__ is not run."""
+    if "sglang.srt" in sys.modules:
+        return
     spec = importlib.util.find_spec("sglang")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("sglang is not installed (see bench/README.md: bench-peers)")
@@ -62,18 +66,40 @@ def sglang_peers(tools: Sequence[Mapping[str, Any]]) -> dict[str, Peer]:
     """Return SGLang's detector for each benchmark format it has one for.
 
     Raises ImportError (with the missing module) when the extra is not installed."""
+    return {name: sglang_peer(module, cls, tools) for name, (module, cls) in DETECTORS.items()}
+
+
+def sglang_peer(module: str, cls: str, tools: Sequence[Mapping[str, Any]],
+                vocabulary: Sequence[str] = ()) -> Peer:
+    """Return one SGLang detector (`sglang.srt.function_call.<module>.<cls>`) as a peer.
+
+    vocabulary: special tokens for a detector that reads its markers from the model's
+    tokenizer (Hunyuan's `<tool_call:opensource>`); given to it as that tokenizer's vocabulary.
+    Raises ImportError (with the missing module) when the extra is not installed."""
     _enter_namespaces()
+    # Detectors log a warning per call they drop (an unknown name): the bench reports those.
+    logging.getLogger("sglang").setLevel(logging.ERROR)
     protocol = importlib.import_module("sglang.srt.entrypoints.openai.protocol")
     sglang_tools = [protocol.Tool.model_validate(tool) for tool in tools]
-    peers = {}
-    for name, (module, cls) in DETECTORS.items():
-        detector = getattr(importlib.import_module(f"sglang.srt.function_call.{module}"), cls)
-        peers[name] = Peer(f"sglang {cls}", *_entry_points(detector, sglang_tools))
-    return peers
+    detector = getattr(importlib.import_module(f"sglang.srt.function_call.{module}"), cls)
+    if vocabulary:
+        detector = functools.partial(detector, tokenizer=Vocabulary(tuple(vocabulary)))
+    return Peer(f"sglang {cls}", *_entry_points(detector, sglang_tools))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The part of a tokenizer a detector reads its marker tokens from."""
+
+    tokens: tuple[str, ...]
+
+    def get_vocab(self) -> dict[str, int]:
+        """Return the tokens with made-up ids, as a tokenizer's vocabulary."""
+        return {token: index for index, token in enumerate(self.tokens)}
 
 
 def _entry_points(
-    detector: type, tools: list[Any]
+    detector: Callable[[], Any], tools: list[Any]
 ) -> tuple[Callable[[str], Any], Callable[[Iterable[str]], Any], Callable[[Any], Calls]]:
     """Wrap a detector class: a fresh detector per parse, as a server does per request.
 
