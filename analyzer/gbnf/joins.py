@@ -1,0 +1,100 @@
+"""Write runs of adjacent literals as one string literal where llguidance reads them alike.
+
+Rules spell markers one character per literal (`builder.chars`) and the builder joins each
+run of adjacent literals when it prints the grammar (`join_runs`). llama.cpp reads both
+spellings the same; llguidance does not always: a literal is one lexeme, its lexer is
+greedy and gives back at most one byte. So a whole literal is wrong where another parse
+may read the same characters with shorter lexemes and keep up for two characters or more:
+- after or beside free text (a `text_excluding` rule): `"</think>"` whole rejects
+  `</p></think>`, whose `</` the reasoning text reads;
+- beside whitespace (a repeated class) when the literal starts with whitespace;
+- beside another literal it starts, or that starts it (`"<|channel|>"` and
+  `"<|channel|>analysis<|message|>"`), or beside a spelled marker that shares its first three
+  characters (the spelled one's `<` is accepted, the whole one reads on).
+
+Such runs stay spelled. The builder knows them by text: the markers free text excludes
+(what closes it, or follows it) and the texts its callers register with `builder.spell`
+(markers beside free text, names beside a name class). A run is spelled when it contains
+one of those texts, starts with whitespace, shares its first three characters with a spelled
+run, or is a prefix of another run. The decision is by text, so one text is spelled the same
+way everywhere in a grammar. The pass reads each rule once with one regular expression.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+
+_LITERAL = r'"(?:\\.|[^"\\])*"'
+# A class (skipped whole: it may hold quotes), or literals one space apart, none repeated.
+_PIECES = re.compile(r"(\[(?:\\.|[^\]\\])*\])|((?:" + _LITERAL + r"(?![?*+{]) )*" + _LITERAL +
+                     r"(?![?*+{]))")
+_ONE = re.compile(_LITERAL)
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|.)")
+_SIMPLE = {"n": "\n", "r": "\r", "t": "\t"}
+# A whole run goes wrong where another parse reads its first two characters one at a time:
+# the lexer accepts that parse's first character, reads on with the run, and when the run
+# fails it steps back over the failing byte only; or it takes the run whole and drops the
+# parse that needed the shorter lexemes.
+SHARED_PREFIX = 2
+
+
+def _unescape(body: str) -> str:
+    def one(found: re.Match[str]) -> str:
+        code = found.group(1)
+        return chr(int(code[1:], 16)) if code[0] == "x" and len(code) == 3 else \
+            _SIMPLE.get(code, code)
+    return _ESCAPE.sub(one, body)
+
+
+def _runs(rules: Mapping[str, str]) -> dict[str, str]:
+    """Every run of two or more literals in the rules: its source text -> the text it reads."""
+    found: dict[str, str] = {}
+    for body in rules.values():
+        for match in _PIECES.finditer(body):
+            run = match.group(2)
+            if run and run not in found and run.count('" "') and len(_ONE.findall(run)) > 1:
+                found[run] = "".join(_unescape(t[1:-1]) for t in _ONE.findall(run))
+    return found
+
+
+def spelled_runs(texts: Collection[str], spell: Collection[str]) -> set[str]:
+    """The run texts that must stay one character per literal (see the module docstring)."""
+    spelled = {t for t in texts if t[0].isspace() or any(w in t for w in spell if w)}
+    chain: list[str] = []  # in sorted order, the runs that start the current one
+    for text in sorted(texts):
+        while chain and not text.startswith(chain[-1]):
+            chain.pop()
+        if chain:
+            spelled |= {text, *chain}
+        chain.append(text)
+    # A parse reading a spelled text may be anywhere in it when a whole run starts: the
+    # run is wrong if that parse can read its first characters too (see SHARED_PREFIX).
+    pieces: set[str] = set()
+    fresh = spelled | {w for w in spell if w}
+    while fresh:
+        pieces |= {t[i:i + SHARED_PREFIX] for t in fresh
+                   for i in range(len(t) - SHARED_PREFIX + 1)}
+        fresh = {t for t in texts if t not in spelled and t[:SHARED_PREFIX] in pieces}
+        spelled |= fresh
+    return spelled
+
+
+def join_runs(rules: Mapping[str, str], spell: Collection[str], longest: int) -> dict[str, str]:
+    """Return the rules with every run of literals that llguidance reads alike joined.
+
+    A run longer than `longest` characters once joined stays spelled: a literal cannot be
+    broken across lines, and cutting it in two is not always safe.
+    """
+    runs = _runs(rules)
+    if not runs:
+        return dict(rules)
+    keep = spelled_runs(set(runs.values()), spell)
+    joined = {source: '"' + "".join(t[1:-1] for t in _ONE.findall(source)) + '"'
+              for source, text in runs.items() if text not in keep}
+    joined = {source: whole for source, whole in joined.items() if len(whole) <= longest}
+
+    def replace(match: re.Match[str]) -> str:
+        return joined.get(match.group(2) or "", match.group(0))
+
+    return {name: _PIECES.sub(replace, body) if joined else body for name, body in rules.items()}
