@@ -153,7 +153,8 @@ def repeat(expr: str, low: int, high: int | None) -> str:
 class GrammarBuilder:
     """Collect named rules, reuse identical bodies, and print the grammar root first."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, join: bool = True) -> None:
+        self.join = join  # False: print markers spelled one character per literal throughout
         self._rules: dict[str, str] = {}
         self._names_by_body: dict[str, str] = {}
         self._reserved: set[str] = {ROOT}
@@ -201,7 +202,7 @@ class GrammarBuilder:
 
         A rule longer than LINE_WIDTH is wrapped.
         """
-        rules = self._rules if self.spell_everything else \
+        rules = self._rules if self.spell_everything or not self.join else \
             join_runs(self._rules, self.spelled, LINE_WIDTH - len(_INDENT))
         ordered = sorted(rules.items(), key=lambda item: item[0] != ROOT)
         return "".join(wrapped_rule(name, body) + "\n" for name, body in ordered)

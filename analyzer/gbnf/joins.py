@@ -26,9 +26,10 @@ import re
 from collections.abc import Collection, Mapping
 
 _LITERAL = r'"(?:\\.|[^"\\])*"'
-# A class (skipped whole: it may hold quotes), or literals one space apart, none repeated.
+# A class (skipped whole: it may hold quotes); literals one space apart, none repeated; or
+# a literal alone (a repeated one too), so the scan never starts inside a literal.
 _PIECES = re.compile(r"(\[(?:\\.|[^\]\\])*\])|((?:" + _LITERAL + r"(?![?*+{]) )*" + _LITERAL +
-                     r"(?![?*+{]))")
+                     r"(?![?*+{]))|" + _LITERAL)
 _ONE = re.compile(_LITERAL)
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|.)")
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t"}
@@ -56,6 +57,13 @@ def _runs(rules: Mapping[str, str]) -> dict[str, str]:
             if run and run not in found and run.count('" "') and len(_ONE.findall(run)) > 1:
                 found[run] = "".join(_unescape(t[1:-1]) for t in _ONE.findall(run))
     return found
+
+
+def literal_runs(grammar: str) -> list[str]:
+    """The texts of the runs of two or more adjacent literals in a printed grammar."""
+    lines = [line for line in grammar.splitlines() if not line.startswith("#")]
+    # Wrapped rules break between items: a newline there reads as a space.
+    return list(_runs({"": re.sub(r"\n +", " ", "\n".join(lines))}).values())
 
 
 def spelled_runs(texts: Collection[str], spell: Collection[str]) -> set[str]:

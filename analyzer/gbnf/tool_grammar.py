@@ -75,9 +75,9 @@ def _reasoning_state(analysis: Analysis, prompt: str | None, enable_thinking: bo
 class _Request:
     """One grammar build: the analysis, a builder, and the rules shared by its parts."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysis, builder: GrammarBuilder | None) -> None:
         self.analysis = analysis
-        self.builder = GrammarBuilder()
+        self.builder = builder or GrammarBuilder()
         self.calls = CallGrammar(self.builder, analysis.tools)
         self.ws = self.calls.ws
 
@@ -149,9 +149,14 @@ def build_tool_grammar(
     enable_thinking: bool | None = None,
     json_schema: Any = None,
     generation_prompt: str | None = None,
+    builder: GrammarBuilder | None = None,
 ) -> GrammarResult:
-    """Build the GBNF grammar, triggers and preserved tokens for one chat request."""
-    request = _Request(analysis)
+    """Build the GBNF grammar, triggers and preserved tokens for one chat request.
+
+    `builder` collects the rules (a fresh one by default); pass one to inspect it after, or
+    `GrammarBuilder(join=False)` for the grammar with every marker spelled.
+    """
+    request = _Request(analysis, builder)
     prompt = generation_prompt if generation_prompt is not None else \
         _generation_prompt(analysis, enable_thinking)
     state = _reasoning_state(analysis, prompt, enable_thinking)
