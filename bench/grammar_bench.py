@@ -7,7 +7,9 @@ first, as in the lab, where a template's analysis is stored before its grammar i
 Each template's grammar is built for the request shapes `verify` checks: tool_choice
 "required" and "auto", parallel calls off and on, with verify's tools. Prints the CPU seconds
 of this process for all builds (best of N rounds), the slowest template's share, the
-grammars' total size, and how many literals are one character long.
+grammars' total size, and how many literals are one character long: once as built, once with
+every marker spelled one character per literal (`GrammarBuilder(join=False)`, the grammars
+before runs of literals were joined), the two timed in turns so the machine's load hits both.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from analyzer.analysis.pipeline import analyze
 from analyzer.checks.verify import TOOLS
 from analyzer.errors import AnalyzerError
 from analyzer.gbnf import build_tool_grammar
+from analyzer.gbnf.builder import GrammarBuilder
 from analyzer.model import Analysis, ToolFormat
 from analyzer.render.loading import load_template_file
 
@@ -31,13 +34,14 @@ _ATOM = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]')
 _ONE_CHAR = re.compile(r'"(?:\\x[0-9a-fA-F]{2}|\\.|[^"\\])"')
 
 
-def build_all(analysis: Analysis) -> list[str]:
+def build_all(analysis: Analysis, *, join: bool) -> list[str]:
     """The grammars of every request shape the template supports."""
     grammars = []
     for mode, parallel in SHAPES:
         try:
             result = build_tool_grammar(analysis, list(TOOLS), tool_choice=mode,
-                                        parallel_tool_calls=parallel)
+                                        parallel_tool_calls=parallel,
+                                        builder=GrammarBuilder(join=join))
         except AnalyzerError:
             continue
         if result.grammar:
@@ -58,22 +62,28 @@ def main() -> None:
                 for path in sorted(CORPUS.glob("*.jinja"))}
     analyses = {name: a for name, a in analyses.items()
                 if a.tools.format.mode != ToolFormat.NONE}
+    for join in (False, True):
+        report(analyses, join=join, repeats=args.repeats)
+
+
+def report(analyses: dict[str, Analysis], *, join: bool, repeats: int) -> None:
+    """Time every template's builds (best of repeats) and print the totals."""
     best: dict[str, float] = {}
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for name, analysis in analyses.items():
             start = time.process_time()
-            build_all(analysis)
+            build_all(analysis, join=join)
             spent = time.process_time() - start
             best[name] = min(spent, best.get(name, spent))
-    grammars = [g for a in analyses.values() for g in build_all(a)]
+    grammars = [g for a in analyses.values() for g in build_all(a, join=join)]
     slowest = max(best, key=lambda name: best[name])
-    print(f"templates {len(analyses)}, grammars {len(grammars)}")
-    print(f"build CPU {sum(best.values()):.3f} s (best of {args.repeats} per template), "
+    print(f"{'joined' if join else 'spelled'}: {len(analyses)} templates, "
+          f"{len(grammars)} grammars")
+    print(f"  build CPU {sum(best.values()):.3f} s (best of {repeats} per template), "
           f"{sum(best.values()) / len(grammars) * 1000:.2f} ms per grammar, slowest "
           f"{slowest} {best[slowest] * 1000:.1f} ms for its {len(SHAPES)} shapes")
-    print(f"bytes {sum(len(g.encode()) for g in grammars):,}, one-character literals "
+    print(f"  bytes {sum(len(g.encode()) for g in grammars):,}, one-character literals "
           f"{sum(one_char_literals(g) for g in grammars):,}")
-
 
 if __name__ == "__main__":
     main()

@@ -48,14 +48,18 @@ def _unescape(body: str) -> str:
     return _ESCAPE.sub(one, body)
 
 
-def _runs(rules: Mapping[str, str]) -> dict[str, str]:
-    """Every run of two or more literals in the rules: its source text -> the text it reads."""
-    found: dict[str, str] = {}
-    for body in rules.values():
-        for match in _PIECES.finditer(body):
-            run = match.group(2)
-            if run and run not in found and run.count('" "') and len(_ONE.findall(run)) > 1:
-                found[run] = "".join(_unescape(t[1:-1]) for t in _ONE.findall(run))
+def _runs(rules: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """Per rule holding any, its runs of two or more literals: source text -> text read."""
+    found: dict[str, dict[str, str]] = {}
+    for name, body in rules.items():
+        if '" "' not in body:  # no two literals side by side (most rules): skip the scan
+            continue
+        for _, run in _PIECES.findall(body):
+            if '" "' in run:
+                tokens = _ONE.findall(run)
+                if len(tokens) > 1:
+                    raw = "".join(t[1:-1] for t in tokens)  # escapes never span tokens
+                    found.setdefault(name, {})[run] = _unescape(raw) if "\\" in raw else raw
     return found
 
 
@@ -63,7 +67,7 @@ def literal_runs(grammar: str) -> list[str]:
     """The texts of the runs of two or more adjacent literals in a printed grammar."""
     lines = [line for line in grammar.splitlines() if not line.startswith("#")]
     # Wrapped rules break between items: a newline there reads as a space.
-    return list(_runs({"": re.sub(r"\n +", " ", "\n".join(lines))}).values())
+    return list(_runs({"": re.sub(r"\n +", " ", "\n".join(lines))}).get("", {}).values())
 
 
 def spelled_runs(texts: Collection[str], spell: Collection[str]) -> set[str]:
@@ -97,12 +101,13 @@ def join_runs(rules: Mapping[str, str], spell: Collection[str], longest: int) ->
     runs = _runs(rules)
     if not runs:
         return dict(rules)
-    keep = spelled_runs(set(runs.values()), spell)
+    keep = spelled_runs({t for found in runs.values() for t in found.values()}, spell)
     joined = {source: '"' + "".join(t[1:-1] for t in _ONE.findall(source)) + '"'
-              for source, text in runs.items() if text not in keep}
+              for found in runs.values() for source, text in found.items() if text not in keep}
     joined = {source: whole for source, whole in joined.items() if len(whole) <= longest}
 
     def replace(match: re.Match[str]) -> str:
         return joined.get(match.group(2) or "", match.group(0))
 
-    return {name: _PIECES.sub(replace, body) if joined else body for name, body in rules.items()}
+    return {name: _PIECES.sub(replace, body) if name in runs and joined else body
+            for name, body in rules.items()}
