@@ -2,22 +2,26 @@
 
 Rules spell markers one character per literal (`builder.chars`) and the builder joins each
 run of adjacent literals when it prints the grammar (`join_runs`). llama.cpp reads both
-spellings the same; llguidance does not always: a literal is one lexeme, its lexer is
-greedy and gives back at most one byte. So a whole literal is wrong where another parse
-may read the same characters with shorter lexemes and keep up for two characters or more:
-- after or beside free text (a `text_excluding` rule): `"</think>"` whole rejects
-  `</p></think>`, whose `</` the reasoning text reads;
-- beside whitespace (a repeated class) when the literal starts with whitespace;
-- beside another literal it starts, or that starts it (`"<|channel|>"` and
-  `"<|channel|>analysis<|message|>"`), or beside a spelled marker that shares its first three
-  characters (the spelled one's `<` is accepted, the whole one reads on).
+spellings the same; llguidance does not always: a literal is one lexeme, and its lexer is
+greedy and steps back over one byte only. Where another parse reads the first two
+characters of a whole literal one at a time, the lexer either reads on with the literal
+and fails (`"</think>"` whole rejects `</p></think>`: the reasoning text's `<` is accepted,
+the literal reads `</` and then fails on `p`), or takes the literal whole and drops the
+other parse (`"analysis"` whole after `<|channel|>` drops GPT-OSS's spelled note header
+`<|channel|>analysis<|message|>`).
 
-Such runs stay spelled. The builder knows them by text: the markers free text excludes
-(what closes it, or follows it) and the texts its callers register with `builder.spell`
-(markers beside free text, names beside a name class). A run is spelled when it contains
-one of those texts, starts with whitespace, shares its first three characters with a spelled
-run, or is a prefix of another run. The decision is by text, so one text is spelled the same
-way everywhere in a grammar. The pass reads each rule once with one regular expression.
+So a run stays spelled when it:
+- holds a text the builder was told to keep spelled: what free text excludes (what closes
+  or follows it) and what callers register with `builder.spell` (markers beside free text,
+  keys beside a key class);
+- starts with whitespace (a repeated whitespace class reads it too);
+- starts another run, or another run starts it;
+- starts with two characters that a spelled text holds anywhere (a parse reading that text
+  may be at that point).
+A grammar whose free text excludes nothing, or whose reasoning is optional (its text may
+hold any call marker), keeps every run spelled (`builder.spell_everything`). The decision
+is by text, so one text is spelled the same way everywhere in a grammar; the pass reads
+each rule holding two literals side by side once, with one regular expression.
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ def literal_runs(grammar: str) -> list[str]:
 
 def spelled_runs(texts: Collection[str], spell: Collection[str]) -> set[str]:
     """The run texts that must stay one character per literal (see the module docstring)."""
-    spelled = {t for t in texts if t[0].isspace() or any(w in t for w in spell if w)}
+    spelled = {t for t in texts if not t or t[0].isspace() or any(w in t for w in spell if w)}
     chain: list[str] = []  # in sorted order, the runs that start the current one
     for text in sorted(texts):
         while chain and not text.startswith(chain[-1]):
