@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from analyzer.gbnf.joins import join_runs
+
 ROOT = "root"
 # Rules longer than this are wrapped: llama.cpp and llguidance both read a newline inside
 # parentheses as a space, so a long body goes in one group broken between its items.
@@ -50,17 +52,9 @@ def literal(text: str) -> str:
 def chars(text: str) -> str:
     """Spell text as a sequence of one-character literals (same language as literal(text)).
 
-    llguidance lexes greedily: a multi-character literal next to free text (an until-marker
-    rule) wins over the free text's shorter lexemes and cannot give characters back, so
-    "</p>" inside reasoning would be rejected before "</think>". Single characters leave
-    every split to the parser.
-
-    The precise condition (measured with llguidance): its lexer falls back by one byte only,
-    so a literal L is safe whole at a position unless another lexeme allowed there accepts a
-    proper prefix of L at least two characters shorter than L. Free text and whitespace are
-    one-character lexemes, so after them only pieces of at most two characters are safe
-    ("</think>" whole rejects "</p></think>"; "<" "/" "t" "h" "i" "n" "k>" accepts it).
-    Writing markers whole needs the set of lexemes allowed at each position (not done yet).
+    Markers and names are written this way; when the grammar is printed, each run of
+    adjacent literals becomes one whole literal unless llguidance would read it differently
+    there (beside free text, see `analyzer.gbnf.joins`).
     """
     return " ".join(literal(c) for c in text)
 
@@ -159,11 +153,15 @@ def repeat(expr: str, low: int, high: int | None) -> str:
 class GrammarBuilder:
     """Collect named rules, reuse identical bodies, and print the grammar root first."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, join: bool = True) -> None:
+        self.join = join  # False: print markers spelled one character per literal throughout
         self._rules: dict[str, str] = {}
         self._names_by_body: dict[str, str] = {}
         self._reserved: set[str] = {ROOT}
         self.memo: dict[object, str] = {}  # callers cache rules built from the same inputs
+        # Texts whose runs of literals stay spelled one character each (see joins.py).
+        self.spelled: set[str] = set()
+        self.spell_everything = False  # free text that excludes nothing: no run is safe
 
     def _unique(self, hint: str) -> str:
         base = rule_name(hint)
@@ -179,6 +177,13 @@ class GrammarBuilder:
         self._reserved.add(name)
         return name
 
+    def spell(self, *texts: str) -> None:
+        """Keep every run of literals holding one of texts one character per literal.
+
+        For markers beside free text or a class that may read them (see joins.py).
+        """
+        self.spelled.update(t.strip() for t in texts if t.strip())
+
     def define(self, name: str, body: str) -> None:
         """Give a reserved name (or the root) its body."""
         self._rules[name] = body
@@ -193,8 +198,13 @@ class GrammarBuilder:
         return name
 
     def render(self) -> str:
-        """Print every rule, root first; a rule longer than LINE_WIDTH is wrapped."""
-        ordered = sorted(self._rules.items(), key=lambda item: item[0] != ROOT)
+        """Print every rule, root first, its runs of literals joined where that is safe.
+
+        A rule longer than LINE_WIDTH is wrapped.
+        """
+        rules = self._rules if self.spell_everything or not self.join else \
+            join_runs(self._rules, self.spelled, LINE_WIDTH - len(_INDENT))
+        ordered = sorted(rules.items(), key=lambda item: item[0] != ROOT)
         return "".join(wrapped_rule(name, body) + "\n" for name, body in ordered)
 
 

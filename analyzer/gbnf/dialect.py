@@ -47,6 +47,7 @@ class QuotedDialectConverter(SchemaConverter):
 
     def _key(self, key: str) -> str:
         quoted = self._around(chars(key))
+        self.builder.spell(key)  # an undeclared key's class reads it too
         bare = _BARE_KEY.fullmatch(key) and not key.startswith(self.quote[0])
         return alt(chars(key), quoted) if bare else quoted
 

@@ -29,6 +29,8 @@ class TagElements:
         self.separator = separator
         self.literals = literals  # scalars, and objects written as one literal instead
         self.ws = ws
+        # Element markers are read beside values and the name class of any element.
+        builder.spell(separator)
 
     def closing(self, key: str) -> str:
         """The text that closes the element named key."""

@@ -112,6 +112,7 @@ class TaggedArguments:
         if self._xml_style():
             # XML-style markup: a value may be a CDATA section (it may then hold the closer).
             cdata = text_excluding(self.builder, [CDATA_CLOSE], "cdata")
+            self.builder.spell(CDATA_OPEN)  # read beside the raw value's text
             forms.append(seq(prefix, chars(CDATA_OPEN), cdata, chars(CDATA_CLOSE), closing))
         other = self._other_quote()
         if other:
@@ -168,6 +169,8 @@ class TaggedArguments:
         for json_type in by_type:
             groups.setdefault(self._prefix_of(json_type), []).append(json_type)
         closing = self.marker(self.closing(self._typed_suffix(), key))
+        if not self.args.value_prefix.strip():
+            self.builder.spell(*groups)  # beside a raw string value, which has no prefix
         return [seq(self.marker(prefix), self.ws,
                     self._typed_value([by_type[t] for t in types], hint),
                     self.ws, closing)
@@ -177,3 +180,4 @@ class TaggedArguments:
         value = self.literals.value(union(schemas), hint)
         elements = self.tags.structured(union(schemas), hint) if self.tags else ""
         return alt(value, elements) if elements else value
+

@@ -155,6 +155,8 @@ class CallGrammar:
         if call_id.pos == CallIdPosition.NONE or not (call_id.prefix.strip() or end):
             return "", "", ""
         value = text_excluding(self.builder, [end], "call-id") if end else CALL_ID_CHARS
+        if not end:
+            self.builder.spell_everything = True  # the id's class may read what follows
         shown = seq(self.marker(call_id.prefix), value)
         if call_id.pos != CallIdPosition.BETWEEN_FUNC_AND_ARGS:
             part = opt(seq(shown, self.marker(call_id.suffix)))

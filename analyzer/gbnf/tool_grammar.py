@@ -75,9 +75,9 @@ def _reasoning_state(analysis: Analysis, prompt: str | None, enable_thinking: bo
 class _Request:
     """One grammar build: the analysis, a builder, and the rules shared by its parts."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysis, builder: GrammarBuilder | None) -> None:
         self.analysis = analysis
-        self.builder = GrammarBuilder()
+        self.builder = builder or GrammarBuilder()
         self.calls = CallGrammar(self.builder, analysis.tools)
         self.ws = self.calls.ws
 
@@ -86,6 +86,8 @@ class _Request:
         reasoning = self.analysis.reasoning
         if state == "closed":
             return ""
+        # Beside the reasoning text, or (start, after_end) beside the content's text.
+        self.builder.spell(reasoning.start, reasoning.end, reasoning.after_end)
         text = text_excluding(self.builder, [reasoning.end.strip()], "reasoning")
         # A turn header may follow the end when reasoning is a turn of its own (Solar Open).
         block = seq(text, self.calls.marker(reasoning.end), self.ws,
@@ -93,6 +95,9 @@ class _Request:
         if state == "open":
             return block
         no_start = reasoning.mode == ReasoningMode.DELIMITER or not reasoning.start.strip()
+        # Reasoning that may not be there is read beside the content and calls that may
+        # come instead: its text may hold any of their markers, so none is joined.
+        self.builder.spell_everything = True
         return opt(block if no_start else seq(self.calls.marker(reasoning.start), block))
 
     def content(self, stops: Sequence[str]) -> str:
@@ -100,6 +105,7 @@ class _Request:
         content = self.analysis.content
         if content.mode == ContentMode.ALWAYS_WRAPPED and content.start.strip() and \
                 content.end.strip():
+            self.builder.spell(content.start, content.end)  # beside the content's text
             text = text_excluding(self.builder, [content.end.strip()], "content")
             return opt(seq(self.calls.marker(content.start), text,
                            self.calls.marker(content.end), self.ws))
@@ -143,9 +149,14 @@ def build_tool_grammar(
     enable_thinking: bool | None = None,
     json_schema: Any = None,
     generation_prompt: str | None = None,
+    builder: GrammarBuilder | None = None,
 ) -> GrammarResult:
-    """Build the GBNF grammar, triggers and preserved tokens for one chat request."""
-    request = _Request(analysis)
+    """Build the GBNF grammar, triggers and preserved tokens for one chat request.
+
+    `builder` collects the rules (a fresh one by default); pass one to inspect it after, or
+    `GrammarBuilder(join=False)` for the grammar with every marker spelled.
+    """
+    request = _Request(analysis, builder)
     prompt = generation_prompt if generation_prompt is not None else \
         _generation_prompt(analysis, enable_thinking)
     state = _reasoning_state(analysis, prompt, enable_thinking)

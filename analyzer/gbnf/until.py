@@ -64,7 +64,9 @@ def text_excluding(builder: GrammarBuilder, markers: Sequence[str], hint: str) -
     """Add rules matching any text that contains none of the markers; return its rule."""
     words = tuple(sorted({m for m in markers if m}))
     if not words:
+        builder.spell_everything = True  # whatever comes beside it may be read as text
         return builder.add("any-text", star(ANY_CHAR))
+    builder.spell(*words)  # what closes the text is read beside it
     key = ("text-excluding", words)
     if key not in builder.memo:
         table = _transitions(words)

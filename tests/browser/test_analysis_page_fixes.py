@@ -198,6 +198,8 @@ def test_nothing_scrolls_sideways_at_phone_width_and_the_grammar_wraps(
     # The grammar text itself is wrapped (a copied grammar reads well in an editor too).
     longest = max(grammar.inner_text().splitlines(), key=len)
     assert len(longest) <= LINE_WIDTH, longest
+    assert '"<tool_call>"' in grammar.inner_text()  # markers read whole
+    screenshot("fixes-grammar", "#parser-gbnf")
     page.set_viewport_size({"width": 375, "height": 800})
     page.reload()
     expect(page.locator("#analysis-status .badge")).to_have_text("done")
