@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from pathlib import Path
@@ -72,3 +73,9 @@ def test_any_job_runs_bounded_and_its_limits_name_it() -> None:
     with pytest.raises(AnalysisLimitError) as caught:
         run_isolated(lambda: len("x" * (512 * 1024 * 1024)), memory_mb=64, what="robustness check")
     assert str(caught.value).startswith("the robustness check was stopped: it needed more than 64")
+
+
+def test_the_child_leaves_the_parents_objects_out_of_its_collections() -> None:
+    # A collection walking the inherited heap would copy it page by page into the child.
+    assert run_isolated(gc.get_freeze_count) > 10_000
+    assert gc.get_freeze_count() == 0  # the parent collects its objects as before
