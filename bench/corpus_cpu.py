@@ -4,10 +4,11 @@ Usage: .venv/bin/python bench/corpus_cpu.py [--size 90] [--warmup 10] [--profile
 
 Builds `--size` distinct templates as `bench/corpus_scale.py` does (the real ones, copied
 round-robin, each with its own leading comment) and hands each, as an unsaved Template row, to
-what `evaluate_entry_task` calls: `lab.corpus.engine.analyze` (the analysis in its isolated
+what `evaluate_entry_task` calls: `lab.corpus.engine.analyze` (the analysis in the resident
 child) then `lab.corpus.engine.evaluate` (verification, vectors, robustness column). No
 database, broker or Celery: only the per-template work. CPU is this process's and its reaped
-children's (the analysis children), per template, with the wall time and load average.
+children's (the resident analysis child, stopped before the count), per
+template, with the wall time and load average.
 `--profile FILE` runs the same loop under cProfile with the analysis in process (no child, so
 its functions show up) and writes the stats to FILE (read them with `python -m pstats`).
 """
@@ -31,6 +32,7 @@ import django  # noqa: E402 - the settings module must be named first
 
 django.setup()
 
+from analyzer.analysis.resident import stop_resident  # noqa: E402
 from bench.corpus_scale import real_templates  # noqa: E402
 from lab.analyses.models import Template  # noqa: E402
 from lab.corpus import engine  # noqa: E402
@@ -68,12 +70,12 @@ def cpu_seconds() -> float:
 
 def profiled(rows: list[Template], out: str) -> None:
     """Run the loop under cProfile with the analysis in this process."""
-    from analyzer.analysis import isolated
+    from analyzer.analysis.pipeline import analyze_source
+    from analyzer.canonical import analysis_to_json
     from lab.analyses import engine as analyses_engine
 
     def in_process(template: Template) -> str:
-        source = analyses_engine.source_of(template)
-        return isolated.analysis_to_json(isolated.analyze_source(source))
+        return analysis_to_json(analyze_source(analyses_engine.source_of(template)))
 
     analyses_engine.analyze_template = in_process
     profile = cProfile.Profile()
@@ -90,11 +92,13 @@ def main() -> None:
     everything = synthetic(args.warmup + args.size)
     warmup, rows = everything[:args.warmup], everything[args.warmup:]
     evaluate_all(warmup)  # imports and first-use setup, which a long-lived worker pays once
+    stop_resident()  # the timed templates' resident child is a fresh one, reaped after them
     if args.profile:
         profiled(rows, args.profile)
         return
     cpu, wall = cpu_seconds(), time.perf_counter()
     errors = evaluate_all(rows)
+    stop_resident()  # its CPU is counted once it is reaped
     cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
     load = Path("/proc/loadavg").read_text().split()[0]
     print(f"{args.size} templates: {cpu / args.size * 1000:.1f} ms CPU per template, "
