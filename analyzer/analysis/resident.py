@@ -31,6 +31,7 @@ from functools import partial
 from typing import Any
 
 from analyzer.analysis.isolated import (
+    EXIT_INTERNAL_ERROR,
     MEMORY_MB,
     MIB,
     WALL_SECONDS,
@@ -166,17 +167,22 @@ def _fork_resident() -> ResidentChild:
     to_child, from_parent = os.pipe()[::-1]
     from_child, to_parent = os.pipe()
     pid = fork_frozen()
-    if pid == 0:  # the child never returns
-        os.close(to_child)
-        os.close(from_child)
-        _serve(from_parent, to_parent)
+    if pid == 0:  # the child never returns: it must not unwind into the parent's code
+        status = EXIT_INTERNAL_ERROR
+        try:
+            os.close(to_child)
+            os.close(from_child)
+            status = _serve(from_parent, to_parent)
+        finally:
+            os._exit(status)
     os.close(from_parent)
     os.close(to_parent)
     return ResidentChild(pid, to_child, from_child, owner=os.getpid())
 
 
-def _serve(requests: int, replies: int) -> None:
-    """The child: run jobs until the parent closes the request pipe or a job ends its use."""
+def _serve(requests: int, replies: int) -> int:
+    """The child: run jobs until the parent closes the request pipe (or dies) or a job ends
+    the child's use; return the exit status."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     baseline, ceiling = mapped_bytes(), resource.getrlimit(resource.RLIMIT_AS)
@@ -184,14 +190,17 @@ def _serve(requests: int, replies: int) -> None:
     while status == 0:
         data = receive(requests, None)
         if not data:
-            break
+            return 0
         function, args, memory_mb = pickle.loads(data)
         set_address_space(baseline + memory_mb * MIB, ceiling)
         reply, status = job_reply(partial(function, *args))
         if status == 0 and mapped_bytes() > baseline + RECYCLE_MB * MIB:
             status = EXIT_RECYCLED
-        send(replies, pickle.dumps((reply, status == 0)))
-    os._exit(status)
+        try:
+            send(replies, pickle.dumps((reply, status == 0)))
+        except BrokenPipeError:  # the parent died meanwhile
+            return 0
+    return status
 
 
 def set_address_space(limit: int, ceiling: tuple[int, int]) -> None:

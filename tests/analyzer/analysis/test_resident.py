@@ -4,6 +4,8 @@ its own. Tests hold whatever jobs ran before them (the child is shared by the wh
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -117,3 +119,41 @@ def test_a_stopped_child_exits_and_the_next_job_forks_a_new_one() -> None:
     stop_resident()
     assert before not in children(os.getpid())
     assert run_resident(os.getpid) != before
+
+
+ORPHAN = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from analyzer.analysis.resident import run_resident
+print(os.getpid(), flush=True)
+try:
+    run_resident(time.sleep, 1.5)  # the parent is killed meanwhile
+except BaseException as exc:
+    print("unwound into the parent's code:", os.getpid(), type(exc).__name__, flush=True)
+"""
+
+
+def test_a_child_whose_parent_died_exits_without_running_the_parents_code() -> None:
+    process = subprocess.Popen([sys.executable, "-c", ORPHAN, str(ROOT)], stdout=subprocess.PIPE,
+                               text=True)
+    assert process.stdout is not None
+    parent = int(process.stdout.readline())
+    deadline = time.monotonic() + 30
+    while not children(parent):
+        assert time.monotonic() < deadline, "the resident child never started"
+        time.sleep(0.05)
+    (child,) = children(parent)
+    process.kill()
+    process.wait()
+    assert process.stdout.read() == ""  # nothing printed by a child unwinding
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child}").exists() and "Z" not in status_of(child):
+        assert time.monotonic() < deadline, f"the orphaned child {child} is still running"
+        time.sleep(0.1)
+
+
+def status_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"
