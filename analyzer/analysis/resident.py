@@ -142,7 +142,7 @@ class ResidentChild:
             os.kill(self.pid, signal.SIGKILL)
         for fd in (self.requests, self.replies):
             os.close(fd)
-        os.waitpid(self.pid, 0)
+        exited(self.pid, wait=True)
         if _child is self:
             _child = None
 
@@ -155,12 +155,20 @@ def _resident() -> ResidentChild:
     """The resident child, forked now if there is none (or it exited between jobs)."""
     global _child
     if _child is not None and _child.owner == os.getpid():
-        if os.waitpid(_child.pid, os.WNOHANG) == (0, 0):
+        if not exited(_child.pid, wait=False):
             return _child
         os.close(_child.requests)
         os.close(_child.replies)
     _child = _fork_resident()
     return _child
+
+
+def exited(pid: int, *, wait: bool) -> bool:
+    """Reap the child if it has exited (waiting for it when `wait`); tell whether it has."""
+    try:
+        return os.waitpid(pid, 0 if wait else os.WNOHANG) != (0, 0)
+    except ChildProcessError:  # reaped already (a SIGCHLD handler of the parent's)
+        return True
 
 
 def _fork_resident() -> ResidentChild:
