@@ -13,8 +13,8 @@ at the end unless --keep) and a Valkey of its own:
 - for each size up to --evaluate-up-to and each --workers count: a real Celery worker with that
   many processes, `manage.py corpus run --wait`; stored analyses are deleted before each run so
   every run does the whole work. Reported: wall time (run created -> closed), templates/s,
-  worker CPU per template (every process of the worker, the pool children and the analysis
-  children they fork included) and the peak RSS of the worker's processes;
+  worker CPU per template (every process of the worker, the pool children and their resident
+  analysis children included) and the peak RSS of the worker's processes;
 - for sizes above --evaluate-up-to, two runs whose rows are copies of the evaluated run's rows
   (said so in the output), the second with 1% of its templates made worse: what the pages read
   is the same columns, and evaluating 10,000 templates takes ~15 min of two cores;

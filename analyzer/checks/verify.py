@@ -606,10 +606,24 @@ def check_grammar(subject: Subject, case: Case, rendered: Rendered) -> GrammarCh
         return GrammarCheck(Outcome.FAIL, mode, f"{type(exc).__name__}: {exc}")
 
 
-@lru_cache(maxsize=32)
 def request_grammar(analysis: Analysis, parallel: bool, mode: str, enable_thinking: bool | None,
                     generation_prompt: str) -> GrammarResult:
     """The grammar of one request shape: a template's cases share a few (built once each)."""
+    return _request_grammar(without_identity(analysis), parallel, mode, enable_thinking,
+                            generation_prompt)
+
+
+def without_identity(analysis: Analysis) -> Analysis:
+    """The analysis without the template's name and hash, which no grammar reads: templates
+    that differ only where no render shows it (a comment, a whitespace-trimmed line) share
+    their grammars."""
+    return replace(analysis, template_sha256="", template_name="")
+
+
+# A corpus' templates need ~110 distinct request grammars (~8 KB each).
+@lru_cache(maxsize=256)
+def _request_grammar(analysis: Analysis, parallel: bool, mode: str,
+                     enable_thinking: bool | None, generation_prompt: str) -> GrammarResult:
     return build_tool_grammar(
         analysis, list(TOOLS), parallel_tool_calls=parallel, tool_choice=mode,
         enable_thinking=enable_thinking, generation_prompt=generation_prompt)

@@ -26,6 +26,7 @@ from analyzer.render import code_cache
 from analyzer.render.hf_globals import IteratorNotSerializable, TemplateRaise
 from analyzer.render.lenient import LenientEnvironment
 from analyzer.render.limits import LimitExceeded, RenderLimits, budget_for, check_template_size
+from analyzer.render.memo import RenderMemo, memo_key
 from analyzer.render.sandbox import BoundedEnvironment, MutationRefused
 from analyzer.render.syntax import syntax_error
 
@@ -62,6 +63,7 @@ class ChatTemplate:
         self.now = now
         self.mode = render_mode(mode)
         self._env = environment_for(self.mode, self.limits, now)
+        self._memo = memo_for(now)
         try:
             check_template_size(source, self.limits)
             self._code, self.free_variables = compile_shared(self._env, source)
@@ -100,6 +102,7 @@ class ChatTemplate:
         twin = copy.copy(self)
         twin.mode, twin.now = mode, now
         twin._env = environment_for(mode, self.limits, now)
+        twin._memo = memo_for(now)
         twin._template = template_from_code(twin._env, self._code)
         return twin
 
@@ -120,6 +123,16 @@ class ChatTemplate:
         context = template_context(
             messages, tools, documents, add_generation_prompt, self._special_tokens(kwargs), made
         )
+        if self._memo is None:
+            return self._render(context, made)
+        key = memo_key(context)
+        text = self._memo.get(key)
+        if text is None:
+            text = self._render(context, made)
+            self._memo.put(key, text)
+        return text
+
+    def _render(self, context: dict[str, Any], made: dict[int, Any]) -> str:
         try:
             with budget_for(self.limits, trusted=made):
                 return self._template.render(context)
@@ -131,6 +144,12 @@ class ChatTemplate:
     def _special_tokens(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         # As in apply_chat_template: the tokens first, so explicit kwargs override them.
         return {"bos_token": self.bos_token, "eos_token": self.eos_token, **kwargs}
+
+
+def memo_for(now: datetime | None) -> RenderMemo | None:
+    """A memo of renders for a template on a fixed clock; none when strftime_now shows the
+    current time (the same inputs render another text a minute later)."""
+    return RenderMemo() if now is not None else None
 
 
 def environment_for(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 
 import analyzer
-from analyzer.analysis.isolated import analyze_isolated
+from analyzer.analysis.resident import analyze_resident
 from analyzer.errors import AnalyzerError, RenderLimitError
 from analyzer.render import code_cache, loading
 from analyzer.render.limits import RenderLimits
@@ -75,8 +75,9 @@ def source_of(template: Template) -> TemplateSource:
 
 
 def analyze_template(template: Template) -> str:
-    """Analyse a stored template in a killable child process; return the canonical JSON."""
-    return analyze_isolated(
+    """Analyse a stored template in the worker's resident child (killed at its wall clock or
+    memory cap, as a child per analysis would be); return the canonical JSON."""
+    return analyze_resident(
         source_of(template),
         seconds=settings.LAB_ANALYSIS_WALL_SECONDS,
         memory_mb=settings.LAB_ANALYSIS_MEMORY_MB,

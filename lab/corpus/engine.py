@@ -72,10 +72,11 @@ def analyze(template: Template) -> tuple[str, float]:
 
 
 def precompile(template: Template) -> None:
-    """Compile the template in this process before the analysis forks its child.
+    """Compile the template in this process before its analysis runs in the resident child.
 
-    The child inherits the compiled template and the verification after it reuses it: one
-    Jinja compile per template instead of two (a third of a corpus template's analysis).
+    The compile stores its code in the lab's code cache folder (LAB_CODE_CACHE_DIR), which the
+    child loads, and the verification after it reuses the compiled template: one Jinja compile
+    per template instead of two (a third of a corpus template's analysis).
     A template that does not compile is left for the child to report, as for any paste.
     """
     source = analyses_engine.source_of(template)

@@ -27,6 +27,7 @@ from analyzer.checks.verify import (
     generated_start,
     message_differences,
     render_case,
+    request_grammar,
     required_kwargs,
     trigger_start,
     unescaped_strings,
@@ -400,3 +401,12 @@ def test_the_templates_own_renderings_read_without_deviations(name: str) -> None
     deviating = [(c.case, d) for c in verification.cases for d in c.differences
                  if d.startswith("deviation on the template's own rendering")]
     assert deviating == []
+
+
+def test_templates_that_differ_only_in_a_comment_share_their_request_grammars() -> None:
+    text = source("tools_tagged").source
+    first = analyze(load_template_text("{# one #}" + text))
+    second = analyze(load_template_text("{# two #}" + text))
+    assert first.template_sha256 != second.template_sha256
+    shape = (False, "required", None, "")
+    assert request_grammar(first, *shape) is request_grammar(second, *shape)
