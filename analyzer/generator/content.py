@@ -2,7 +2,7 @@
 
 Content is the text left once structure is taken out: content wrappers and turn markers are
 dropped wherever they appear, and when reasoning is extracted a later reasoning block goes to
-the reasoning and a stray reasoning marker is dropped. A tool-call marker in the text starts
+the reasoning and a stray reasoning marker is dropped (and noted). A tool-call marker starts
 the tool calls only if a call really begins there; otherwise it is text like any other. Text
 after the calls is content as well.
 """
@@ -21,7 +21,7 @@ from analyzer.generator.build import (
     text_loop,
 )
 from analyzer.generator.calls import CallGrammar
-from analyzer.generator.reasoning import leading_reasoning, reasoning_block
+from analyzer.generator.reasoning import closed_at_start, leading_reasoning, reasoning_block
 from analyzer.generator.unknown_calls import unknown_call
 
 
@@ -159,6 +159,17 @@ def kept_triggers(calls: CallGrammar | None) -> p.Expr | None:
     return first_of(noted, p.content(p.literals(marks)) if marks else None)
 
 
+def stray_reasoning(b: Build) -> p.Expr | None:
+    """Drop a reasoning marker in the content (no reasoning block around it: the model closed
+    reasoning the prompt had closed, say), and note it: the text is the model's, not silently
+    lost."""
+    stray = dropped(b.stray_reasoning)
+    if stray is None:
+        return None
+    return p.noted(stray, "stray_reasoning_marker", "dropped",
+                   "content (no reasoning block is open here)")
+
+
 def content_text(b: Build, calls: CallGrammar | None,
                  undeclared: CallGrammar | None = None) -> p.Expr:
     """Capture content up to the tool calls, leaving structural markers out (undeclared: the
@@ -177,9 +188,9 @@ def content_text(b: Build, calls: CallGrammar | None,
                          "reasoning before the content")
     wrapped, openings = wrapped_calls(b, calls), wrapper_stops(b, calls)
     kept_openings = p.content(p.literals(openings)) if openings else None
-    at_stop = first_of(nested, final_eos(b), wrapped, unknown,
-                       dropped((*b.structural, *b.stray_reasoning)), kept_triggers(calls),
-                       kept_eos(b), kept_openings, plain_triggers)
+    at_stop = first_of(nested, final_eos(b), wrapped, unknown, dropped(b.structural),
+                       stray_reasoning(b), kept_triggers(calls), kept_eos(b), kept_openings,
+                       plain_triggers)
     stops = (*triggers, *b.structural, *b.stray_reasoning, *eos_texts(b), *openings)
     if nested is not None:
         stops += (b.reasoning_start,)
@@ -195,7 +206,7 @@ def output_grammar(b: Build, calls: CallGrammar | None,
         return response_format_grammar(b)
     ending = trailing_eos(b) + p.end()
     calls_to_end = calls.section + trailer(b, calls) + ending if calls is not None else None
-    lead = leading_reasoning(b, calls, calls_to_end)
+    lead = leading_reasoning(b, calls, calls_to_end) + closed_at_start(b)
     text = p.rule("content", content_text(b, calls, undeclared))
     if calls is None:
         return lead + text + ending
@@ -210,5 +221,6 @@ def response_format_grammar(b: Build) -> p.Expr:
     fenced = p.literal("```json") + p.space() + value + p.space() + p.literal("```")
     content = b.analysis.content
     body = p.space() + p.optional(lit(content.start)) + p.space() + p.choice(fenced, value)
-    return (leading_reasoning(b, None, None) + p.rule("response-format", body)
+    return (leading_reasoning(b, None, None) + closed_at_start(b)
+            + p.rule("response-format", body)
             + maybe(content.end) + trailer(b) + p.end())

@@ -138,6 +138,15 @@ def leading_reasoning(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr 
     return p.optional(p.rule("reasoning", delimited))
 
 
+def closed_at_start(b: Build) -> p.Expr:
+    """Drop a reasoning end marker before anything else in the output: it closes an empty
+    block, as some templates write one before their calls (MiniMax-M3's `</mm:think>`).
+    Further on, a reasoning marker outside a block is a deviation (content.stray_reasoning)."""
+    if not b.extracting or not b.reasoning_end:
+        return p.eps()
+    return p.optional(p.space() + p.literal(b.reasoning_end) + p.space())
+
+
 def empty_opening(b: Build) -> p.Expr:
     """Drop a reasoning opening the model left empty, going straight to its answer's marker.
 

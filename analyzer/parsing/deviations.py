@@ -25,6 +25,7 @@ class DeviationKind(StrEnum):
     REASONING_LABEL_MISSING = "reasoning_label_missing"  # special token without its fixed label
     UNCLOSED_REASONING = "unclosed_reasoning"  # a tool call started inside reasoning, never closed
     CONTENT_AROUND_REASONING = "content_around_reasoning"  # content, reasoning block, content
+    STRAY_REASONING_MARKER = "stray_reasoning_marker"  # e.g. `</think>` with no block open
     # Tool-call framing
     CALL_WRAPPER = "call_wrapper"  # markdown fence or a wrapper token pair the template lacks
     CALL_SEPARATOR = "call_separator"  # JSON calls separated by `;` or newlines

@@ -79,7 +79,8 @@ def test_reasoning_format_none_keeps_reasoning_in_content() -> None:
 
 def test_forced_open_prompt_makes_the_output_start_inside_reasoning() -> None:
     message = parse("think_forced_open", "plan it</think>The answer.", enable_thinking=True)
-    assert (message.reasoning_content, message.content.strip()) == ("\nplan it", "The answer.")
+    # The prompt's `<think>\n`: its newline is the template's layout, not the model's reasoning.
+    assert (message.reasoning_content, message.content.strip()) == ("plan it", "The answer.")
 
 
 def test_forced_open_with_reasoning_none_shows_the_prompts_opening_in_content() -> None:
@@ -94,7 +95,22 @@ def test_forced_open_with_reasoning_none_shows_the_prompts_opening_in_content() 
 
 def test_forced_closed_prompt_leaves_the_output_to_content() -> None:
     message = parse("think_forced_closed", "The answer.", enable_thinking=False)
-    assert (message.reasoning_content.strip(), message.content) == ("", "The answer.")
+    # Nothing of the prompt's closed block (`<think>\n\n</think>`) shows as reasoning.
+    assert (message.reasoning_content, message.content) == ("", "The answer.")
+
+
+def test_a_reasoning_end_the_prompt_already_closed_is_dropped_and_noted() -> None:
+    result = report("think_forced_closed", "plan it\n</think>\n\nThe answer.",
+                    enable_thinking=False)
+    assert kinds(result) == [("stray_reasoning_marker", "dropped")]
+    assert result.deviations[0].offset == len("plan it\n")
+    assert result.message.content == "plan it\n\n\nThe answer."
+    assert result.message.reasoning_content == ""
+
+
+def test_a_reasoning_end_before_anything_else_closes_an_empty_block_silently() -> None:
+    result = report("think_forced_closed", "</think>\nThe answer.", enable_thinking=False)
+    assert (kinds(result), result.message.content) == ([], "The answer.")
 
 
 def test_unclosed_reasoning_stays_reasoning() -> None:
@@ -126,7 +142,8 @@ def test_a_start_marker_the_prompt_already_opened_is_dropped_and_noted() -> None
 def test_an_empty_block_after_a_start_marker_the_prompt_opened_stays_verbatim() -> None:
     # Nothing is recovered by dropping it; llama.cpp keeps `<think>` in the reasoning there.
     doubled = report("think_forced_open", "<think>\n\n</think>The answer.", enable_thinking=True)
-    assert doubled.message.reasoning_content == "\n<think>\n\n"
+    # (the prompt's own newline after its `<think>` is not part of it: llama.cpp's '<think>\n\n')
+    assert doubled.message.reasoning_content == "<think>\n\n"
     assert doubled.message.content == "The answer."
     assert kinds(doubled) == [("repeated_reasoning_start", "kept_as_content")]
 
