@@ -44,27 +44,12 @@ def tail_start(prompt: str, analysis: Analysis) -> int:
     return len(prompt)
 
 
-def parsed_tail(prompt: str, analysis: Analysis, options: ParseOptions) -> str:
-    """Return the prompt's tail the parser reads before the output.
-
-    When reasoning is extracted, the template's layout whitespace in it is left out: after the
-    reasoning start marker and at its end (`<think>\n`, `<think>\n</think>\n\n`). It is no text
-    of the model's, and read as part of the reasoning it showed up in reasoning_content (a
-    closed block's "\n", or a newline before what the model wrote).
-    """
-    tail = prompt[tail_start(prompt, analysis) :]
-    start = analysis.reasoning.start.strip()
-    if options.reasoning_format == "none" or not start or not tail.startswith(start):
-        return tail
-    return start + tail[len(start) :].lstrip().rstrip()
-
-
 def analysis_context(analysis: Analysis, options: ParseOptions) -> PromptContext:
     """Use the analysis' generation prompt for the options' enable_thinking setting."""
     prompts = {p.enable_thinking: p for p in analysis.generation_prompts}
     chosen = prompts.get(options.enable_thinking) or prompts.get(None)
     text = chosen.text if chosen is not None else ""
-    return PromptContext(text, parsed_tail(text, analysis, options))
+    return PromptContext(text, text[tail_start(text, analysis) :])
 
 
 def conversation_context(
@@ -77,7 +62,7 @@ def conversation_context(
     bare = render(chat, history, options, False, analysis)
     prompt = full[common_prefix_len(full, bare) :]
     if not continuing:
-        return PromptContext(prompt, parsed_tail(prompt, analysis, options))
+        return PromptContext(prompt, prompt[tail_start(prompt, analysis) :])
     return PromptContext(prompt, prefill(prompt, analysis, messages[-1], options))
 
 

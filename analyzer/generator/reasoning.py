@@ -59,7 +59,9 @@ def reasoning_block(b: Build, calls: CallGrammar | None, calls_to_end: p.Expr | 
         unclosed = p.noted(p.peek(calls_after_markup(b, calls_to_end)), "unclosed_reasoning",
                            "accepted", f"`{b.reasoning_end}` before the tool calls")
         closing = p.choice(closing, unclosed + p.space() + after_end(b))
-    return (opener(b) + p.commit() + repeated_start(b)
+    # Whitespace right after the opener is the template's layout (`<think>\n`, also when the
+    # prompt wrote it), not the model's reasoning: llama.cpp's reasoning has none either.
+    return (opener(b) + p.commit() + p.space() + repeated_start(b)
             + reasoning_text(b, calls_to_end, triggers) + p.optional(closing))
 
 

@@ -21,8 +21,7 @@ def context(name: str, messages: list[dict[str, str]], **options: object):  # ty
 
 def test_the_tail_starts_at_the_reasoning_opening_of_the_prompt() -> None:
     found = context("think_forced_open", USER, enable_thinking=True)
-    # The newline after the opening is the template's layout: the parser does not read it.
-    assert (found.generation_prompt, found.tail) == ("<|assistant|><think>\n", "<think>")
+    assert (found.generation_prompt, found.tail) == ("<|assistant|><think>\n", "<think>\n")
 
 
 def test_a_prompt_without_reasoning_leaves_nothing_to_read() -> None:
@@ -33,7 +32,7 @@ def test_a_prompt_without_reasoning_leaves_nothing_to_read() -> None:
 def test_the_analysis_prompt_is_used_without_a_conversation() -> None:
     analysis = analyze(load_template_file(FORMATS / "think_forced_closed.jinja"))
     found = analysis_context(analysis, ParseOptions.make(enable_thinking=False))
-    assert found.tail == "<think></think>"  # the closed block, without the template's layout
+    assert found.tail == "<think>\n</think>\n\n"
 
 
 def test_continuing_the_content_closes_the_prefilled_reasoning() -> None:
@@ -50,7 +49,8 @@ def test_continuing_the_reasoning_leaves_it_open() -> None:
     analysis = analyze(load_template_file(FORMATS / "think_forced_open.jinja"))
     parser = generate_parser(analysis, ParseOptions.make(enable_thinking=True), prompt=found)
     message = parser.parse("n</think>Done.")
-    assert (message.reasoning_content, message.content) == ("\nplan", "Done.")
+    # (the newline after the prompt's `<think>` is its layout, not reasoning)
+    assert (message.reasoning_content, message.content) == ("plan", "Done.")
 
 
 def test_continuing_without_reasoning_markers_prefills_the_content() -> None:
