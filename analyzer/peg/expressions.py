@@ -383,10 +383,11 @@ class Not(Expr):
     it stopped (st.memo) instead of from pos: a long lookahead costs linear time, not
     quadratic."""
 
-    __slots__ = ("item",)
+    __slots__ = ("item", "expected")
 
     def __init__(self, item: Expr) -> None:
         self.item = item
+        self.expected = ""  # what a trace says, built at the first failure that records it
 
     def match(self, st: MatchState, pos: int) -> int:
         events_at_start = len(st.events)
@@ -396,7 +397,13 @@ class Not(Expr):
         st.commits = commits
         if end == NEED:
             return st.hold_back(self, pos, events_at_start)
-        return pos if end == FAIL else st.fail(pos, "not " + self.item.describe())
+        if end == FAIL:
+            return pos
+        if pos < st.fail_pos:
+            return FAIL  # a farther failure is the one a trace shows (or none is recorded)
+        if not self.expected:
+            self.expected = "not " + self.item.describe()
+        return st.fail(pos, self.expected)
 
     def _look(self, st: MatchState, pos: int) -> int:
         """Match the item at pos, going on from an earlier chunk's stop if there was one."""
