@@ -25,8 +25,10 @@ from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
 from analyzer.peg.diagnostics import ProblemWatch
-from analyzer.peg.expressions import resumed
+from analyzer.peg.captures import Capture
+from analyzer.peg.expressions import Scope, Sequence, resumed
 from analyzer.peg.parser import run
+from analyzer.peg.roles import CONTINUED, PARTIAL
 from analyzer.peg.state import Event, MatchState
 
 
@@ -251,8 +253,10 @@ class StreamParser:
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
-        if tentative or at or state.resume is not self.expr or not size:
+        if tentative or at or not size:
             return Quiet(leaf, at, UNKNOWN)
+        if state.resume is not self.expr:
+            return Quiet(leaf, 0, head_capture(state.resume, leaf))
         if not events:
             return Quiet(leaf, 0, None if resume_pos == size else UNKNOWN)
         if len(events) > 1 or events[0][1] != 0 or events[0][2] != resume_pos or not resume_pos:
@@ -357,6 +361,25 @@ class StreamParser:
         self.origin = (offset + pos, line + newlines, column)
         if self.memo:  # lookaheads that started in the dropped text never run again
             self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset + pos}
+
+
+def head_capture(resume: Any, leaf: Expr) -> Any:
+    """Return the event a run from resume would record while leaf reads on, when resume
+    starts with a continued capture of leaf (UNKNOWN otherwise).
+
+    Such a run records that one event, from the start of the text, and resumes from the same
+    expression: the skip that usually waits for a second run to see this may start at once
+    (a value's text right after its opening markup)."""
+    while True:
+        if isinstance(resume, Sequence):
+            resume = resume.items[0]
+        elif isinstance(resume, Scope):
+            resume = resume.body
+        else:
+            break
+    if isinstance(resume, Capture) and resume.item is leaf and resume.flags & CONTINUED:
+        return (resume.role, 0, 0, resume.flags | PARTIAL, resume.info)
+    return UNKNOWN
 
 
 def stream_parse(parser: Parser, chunks: Iterable[str]) -> list[Delta]:
