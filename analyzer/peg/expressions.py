@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from analyzer.peg.state import FAIL, NEED, MatchState
+from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 # Precedence levels for the readable dump: what needs parentheses where.
 CHOICE_LEVEL = 1
@@ -139,7 +139,10 @@ class Sequence(Expr):
             st.resume = _continue_sequence(resumed(st), self.items[index + 1 :])
 
     def describe(self) -> str:
-        return " ".join(wrap(item, POSTFIX_LEVEL) for item in self.items)
+        # A fused token (the only item at this level inside a sequence) reads as the items
+        # it stands for.
+        return " ".join(item.describe() if item.level == SEQUENCE_LEVEL
+                        else wrap(item, POSTFIX_LEVEL) for item in self.items)
 
     def children(self) -> tuple[Expr, ...]:
         return self.items
@@ -173,7 +176,7 @@ def _continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
 class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
-    __slots__ = ("alternatives", "leads")
+    __slots__ = ("alternatives", "leads", "by_char", "unled", "everything")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
@@ -181,13 +184,26 @@ class Choice(Expr):
         # (alternative, its literal prefix, what a trace says is expected): computed at first
         # use, because rule bodies may be defined after the choice is built.
         self.leads: tuple[tuple[Expr, str, str], ...] | None = None
+        # The alternatives (indices) worth trying before each character: those whose prefix
+        # starts with it, and those without a prefix (`unled`, before any other character).
+        self.by_char: dict[str, tuple[int, ...]] = {}
+        self.unled: tuple[int, ...] = ()
+        self.everything: tuple[int, ...] = ()
 
     def match(self, st: MatchState, pos: int) -> int:
-        events_at_start = len(st.events)
         leads = self.leads or self._compute_leads()
         text = st.text
-        for index, (alternative, lead, expected) in enumerate(leads):
-            if lead and not text.startswith(lead, pos) and not _may_start(st, pos, lead):
+        # A run that records no failures need not look at alternatives the next character
+        # rules out; one that does (a trace) tries every prefix, to list what it expected.
+        if pos < st.n and st.fail_pos == UNTRACED:
+            order = self.by_char.get(text[pos], self.unled)
+        else:
+            order = self.everything
+        events_at_start = len(st.events)
+        for index in order:
+            alternative, lead, expected = leads[index]
+            if lead and not text.startswith(lead, pos) and not (
+                    st.partial and st.n - pos < len(lead) and lead.startswith(text[pos:])):
                 if pos >= st.fail_pos:
                     st.fail(pos, expected)
                 continue
@@ -205,8 +221,13 @@ class Choice(Expr):
         return FAIL
 
     def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
-        """Find each alternative's literal prefix once."""
+        """Find each alternative's literal prefix once, and index them by first character."""
         leads = [(alt, alt.prefix()[0]) for alt in self.alternatives]
+        self.everything = tuple(range(len(leads)))
+        self.unled = tuple(i for i, (_, lead) in enumerate(leads) if not lead)
+        for char in {lead[0] for _, lead in leads if lead}:
+            self.by_char[char] = tuple(
+                i for i, (_, lead) in enumerate(leads) if not lead or lead[0] == char)
         self.leads = tuple((alt, lead, f"`{lead}`") for alt, lead in leads)
         return self.leads
 
@@ -216,14 +237,16 @@ class Choice(Expr):
         A later alternative whose literal prefix the text already contradicts is out without
         running it (a stream asks this again on every chunk while the choice is open)."""
         assert self.leads is not None  # match() computed them
-        text = st.text
+        text, left = st.text, st.n - pos
         # An input that ends inside an alternative's literal prefix cannot fail it yet: only
         # the others are run to see.
-        later = tuple(
-            alt for alt, lead, _ in self.leads[index + 1 :]
-            if (_may_start(st, pos, lead) if lead and not text.startswith(lead, pos)
-                else _may_match(alt, st, pos))
-        )
+        later = []
+        for alt, lead, _ in self.leads[index + 1 :]:
+            if not lead or text.startswith(lead, pos):
+                if _may_match(alt, st, pos):
+                    later.append(alt)
+            elif st.partial and left < len(lead) and lead.startswith(text[pos:]):
+                later.append(alt)
         if later and index == 0 and len(later) == len(self.alternatives) - 1:
             st.hold_back(self, pos, events)  # all still open: the same choice (a stream's
             # resume point then stays the same object, and nothing around it is rebuilt)
@@ -238,11 +261,6 @@ class Choice(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return os.path.commonprefix([alt.prefix()[0] for alt in self.alternatives]), False
-
-
-def _may_start(st: MatchState, pos: int, lead: str) -> bool:
-    """Tell whether partial input ends inside lead (so an alternative may still match)."""
-    return st.partial and st.n - pos < len(lead) and lead.startswith(st.text[pos:])
 
 
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
@@ -520,6 +538,10 @@ def sequence(*items: Expr) -> Expr:
     flat = [item for item in flat if not isinstance(item, Eps)]
     if not flat:
         return EPS
+    # Imported here: the leaves' module imports this one.
+    from analyzer.peg.scanning import fuse_tokens
+
+    flat = fuse_tokens(flat)
     return flat[0] if len(flat) == 1 else Sequence(tuple(flat))
 
 
