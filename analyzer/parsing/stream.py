@@ -24,12 +24,12 @@ from analyzer.parsing.mapper import HANDLERS, Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
-from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.captures import Capture
-from analyzer.peg.expressions import Scope, Sequence, resumed
-from analyzer.peg.parser import run
+from analyzer.peg.diagnostics import ProblemWatch
+from analyzer.peg.expressions import Scope, Sequence
+from analyzer.peg.parser import matched
 from analyzer.peg.roles import CONTINUED, PARTIAL
-from analyzer.peg.state import Event, MatchState
+from analyzer.peg.state import NEED, Event, MatchState
 
 
 class ToolCallDelta(NamedTuple):
@@ -278,18 +278,21 @@ class StreamParser:
             self._forget("")
         while not self.raw:
             try:
-                result = run(self.expr, self.buffer, 0, partial=partial, origin=self.origin,
-                             memo=self.memo)
+                state, outcome = matched(self.expr, self.buffer, 0, partial, self.origin,
+                                         self.memo)
             except PegParseError as error:
                 deltas += self._break(broken_at(self.expr, self.buffer, error, self.origin,
                                                 self.memo, self.builder.open_call_events()))
                 continue
-            deltas += self._emit(result.final_events())
-            if result.needs_more:
-                state = result.state
-                self.quiet = self._steady(state)
-                self.expr = resumed(state)
-                self._drop(state.resume_pos)
+            events = state.events
+            if outcome != NEED:
+                return deltas + self._emit(events)
+            if state.commit_events != len(events):
+                events = events[: state.commit_events]
+            deltas += self._emit(events)
+            self.quiet = self._steady(state)
+            self.expr = state.resume
+            self._drop(state.resume_pos)
             return deltas
         deltas += self._emit(rest_as_content(self.buffer, 0))
         self._drop(len(self.buffer))

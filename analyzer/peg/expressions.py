@@ -132,11 +132,16 @@ class Sequence(Expr):
         return pos
 
     def _continue(self, st: MatchState, index: int) -> None:
-        """Resume with what item index left plus the items after it."""
-        if index == 0 and st.resume is self.items[0]:
+        """Resume with what item index left plus the items after it (flattened, as
+        _continue_sequence does: this runs in every frame a NEED unwinds through)."""
+        head = st.resume
+        if index == 0 and head is self.items[0]:
             st.resume = self  # nothing moved: a stream re-runs the same expression
-        else:
-            st.resume = _continue_sequence(resumed(st), self.items[index + 1 :])
+            return
+        rest = self.items[index + 1 :]
+        if rest:
+            st.resume = Sequence(head.items + rest if isinstance(head, Sequence)
+                                 else (head, *rest))
 
     def describe(self) -> str:
         # A fused token (the only item at this level inside a sequence) reads as the items
@@ -338,7 +343,7 @@ class Repeat(Expr):
         """Continue inside the item if it can no longer back out, else from its start."""
         if st.commits != commits or count < self.least:
             rest = self.remaining(count + 1)
-            st.resume = _continue_sequence(resumed(st), (rest,) if rest is not None else ())
+            st.resume = _continue_sequence(st.resume, (rest,) if rest is not None else ())
             return NEED
         rest = self.remaining(count)
         assert rest is not None
@@ -462,7 +467,7 @@ class Rule(Expr):
         end = self.body.match(st, pos)
         st.rules.pop()
         if end == NEED:
-            st.resume = self if st.resume is self.body else scoped((self.name,), resumed(st))
+            st.resume = self if st.resume is self.body else scoped((self.name,), st.resume)
         return end
 
     def describe(self) -> str:
@@ -497,7 +502,7 @@ class Scope(Expr):
         end = self.body.match(st, pos)
         del st.rules[depth:]
         if end == NEED:
-            st.resume = self if st.resume is self.body else scoped(self.names, resumed(st))
+            st.resume = self if st.resume is self.body else scoped(self.names, st.resume)
         return end
 
     def describe(self) -> str:
@@ -525,8 +530,12 @@ def scoped(names: tuple[str, ...], body: Expr) -> Expr:
     if isinstance(body, Scope):
         return Scope(names + body.names, body.body)
     if isinstance(body, Sequence):
-        head, tail = head_and_tail(body.items)
-        return Sequence((scoped(names, head), Scope(names, tail)))
+        items = body.items
+        head = items[0]
+        head = Scope(names + head.names, head.body) if isinstance(head, Scope) else (
+            scoped(names, head) if isinstance(head, Sequence) else Scope(names, head))
+        tail = items[1] if len(items) == 2 else Sequence(items[1:])
+        return Sequence((head, Scope(names, tail)))
     return Scope(names, body)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.peg.errors import caret_context, line_and_column
-from analyzer.peg.expressions import Expr, resumed
+from analyzer.peg.expressions import Expr
 from analyzer.peg.roles import Role
 from analyzer.peg.state import FAIL, Event, MatchState
 
@@ -64,7 +64,7 @@ class Noted(Expr):
             # Rerun from here with the note still attached (nothing inside became final).
             del st.events[before:]
             st.commit_events = min(st.commit_events, before)
-            st.resume = self if st.resume is self.item else Noted(resumed(st), self.note)
+            st.resume = self if st.resume is self.item else Noted(st.resume, self.note)
         return end
 
     def describe(self) -> str:

@@ -52,13 +52,21 @@ def run(
     The run records no failures; only a failed one is run again, recording them for the
     trace (without the memo, which the first run has moved on: a lookahead matched again from
     its start ends the same way)."""
+    return Run(*matched(expr, text, pos, partial, origin, memo))
+
+
+def matched(
+    expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int],
+    memo: dict[Any, Any] | None,
+) -> tuple[MatchState, int]:
+    """Do what run does; return the state and the outcome (a stream's per-chunk form)."""
     st = MatchState(text, partial, memo, origin[0], traced=False)
     outcome = expr.match(st, pos)
     if outcome == FAIL:
         traced = MatchState(text, partial, None, origin[0])
         expr.match(traced, pos)
         raise trace(traced, *origin)
-    return Run(st, outcome)
+    return st, outcome
 
 
 def trace(

@@ -68,7 +68,9 @@ class MatchState:
         self.commits = 0
         # Filled when a match returns NEED: the expression that continues the parse from
         # resume_pos, the number of events that are final, how far the input was understood.
-        self.resume: Resumable | None = None
+        # Typed Any, not Resumable: every frame a NEED unwinds through reads it back as the
+        # expression it is (see expressions.resumed), and a check per frame costs a call.
+        self.resume: Any = None
         self.resume_pos = 0
         self.commit_events = 0
         self.need_end = 0
