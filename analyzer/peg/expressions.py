@@ -377,12 +377,19 @@ class Repeat(Expr):
 class Peek(Expr):
     """Succeed without consuming if the item matches here."""
 
-    __slots__ = ("item",)
+    __slots__ = ("item", "lead")
 
     def __init__(self, item: Expr) -> None:
         self.item = item
+        self.lead: str | None = None  # the item's literal prefix, found at first use
 
     def match(self, st: MatchState, pos: int) -> int:
+        lead = self.lead
+        if lead is None:
+            lead = self.lead = self.item.prefix()[0]
+        if lead and st.fail_pos == UNTRACED and not st.text.startswith(lead, pos) and not (
+                st.partial and st.n - pos < len(lead) and lead.startswith(st.text[pos:])):
+            return FAIL  # the item cannot match here (a trace runs it, for what it expected)
         events_at_start = len(st.events)
         commits = st.commits
         end = self.item.match(st, pos)

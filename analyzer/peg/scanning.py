@@ -236,6 +236,8 @@ class Regex(Expr):
             # Python's re cannot say "prefix of a match": near the end, wait for more input.
             return st.need(self, pos, pos)
         if found is None:
+            if pos < st.fail_pos:
+                return FAIL  # not recorded: no message to build
             return st.fail(pos, f"/{self.pattern.pattern}/")
         return found.end()
 
