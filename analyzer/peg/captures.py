@@ -69,6 +69,9 @@ class Capture(Expr):
     def describe(self) -> str:
         return f"{self.role.value}<{self.item.describe()}>"
 
+    def first_leaf(self) -> Expr | None:
+        return self.item.first_leaf()
+
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
 

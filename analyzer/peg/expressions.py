@@ -63,6 +63,11 @@ class Expr:
         Choices use it to skip alternatives with one str.startswith call."""
         return "", False
 
+    def first_leaf(self) -> Expr | None:
+        """Return the leaf every match of this expression runs first, at the same position,
+        and fails when it fails (None: none such). A leaf is its own."""
+        return None if self.children() else self
+
     def __add__(self, other: Expr) -> Expr:
         return sequence(self, other)
 
@@ -152,6 +157,9 @@ class Sequence(Expr):
     def children(self) -> tuple[Expr, ...]:
         return self.items
 
+    def first_leaf(self) -> Expr | None:
+        return self.items[0].first_leaf()
+
     def prefix(self) -> tuple[str, bool]:
         text = ""
         for item in self.items:
@@ -181,7 +189,7 @@ def _continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
 class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
-    __slots__ = ("alternatives", "leads", "by_char", "unled", "everything")
+    __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
@@ -194,14 +202,20 @@ class Choice(Expr):
         self.by_char: dict[str, tuple[int, ...]] = {}
         self.unled: tuple[int, ...] = ()
         self.everything: tuple[int, ...] = ()
+        # The leaf every alternative runs first (a JSON key that must not be a reserved
+        # one, noted or not): where it fails, so do they all.
+        self.shared: Expr | None = None
 
     def match(self, st: MatchState, pos: int) -> int:
         leads = self.leads or self._compute_leads()
         text = st.text
         # A run that records no failures need not look at alternatives the next character
-        # rules out; one that does (a trace) tries every prefix, to list what it expected.
-        if pos < st.n and st.fail_pos == UNTRACED:
-            order = self.by_char.get(text[pos], self.unled)
+        # (or their shared first leaf) rules out; one that does (a trace) tries them all, to
+        # list what it expected.
+        if st.fail_pos == UNTRACED:
+            if self.shared is not None and self.shared.match(st, pos) == FAIL:
+                return FAIL
+            order = self.by_char.get(text[pos], self.unled) if pos < st.n else self.everything
         else:
             order = self.everything
         events_at_start = len(st.events)
@@ -233,6 +247,8 @@ class Choice(Expr):
         for char in {lead[0] for _, lead in leads if lead}:
             self.by_char[char] = tuple(
                 i for i, (_, lead) in enumerate(leads) if not lead or lead[0] == char)
+        firsts = {id(alt.first_leaf()): alt.first_leaf() for alt in self.alternatives}
+        self.shared = next(iter(firsts.values())) if len(firsts) == 1 else None
         self.leads = tuple((alt, lead, f"`{lead}`") for alt, lead in leads)
         return self.leads
 

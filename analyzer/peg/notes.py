@@ -70,6 +70,9 @@ class Noted(Expr):
     def describe(self) -> str:
         return f"noted[{self.note.kind}]({self.item.describe()})"
 
+    def first_leaf(self) -> Expr | None:
+        return self.item.first_leaf()
+
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
 
