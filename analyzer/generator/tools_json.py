@@ -17,7 +17,7 @@ from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import FAIL, MatchState
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class OtherKey(p.Expr):
         if end < 0:
             return st.need(self, pos, pos) if st.partial else st.fail(pos, "a closed key")
         if st.text[pos + 1 : end] in self.reserved:
-            return st.fail(pos, self.expected)
+            return FAIL if pos < st.fail_pos else st.fail(pos, self.expected)
         return end + 1
 
     def describe(self) -> str:

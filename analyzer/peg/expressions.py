@@ -31,6 +31,9 @@ class Expr:
     # whose arrival could change that (None: any could). A stream whose next chunk holds none
     # of them knows the outcome without running the grammar (see parsing/stream.py).
     wake: frozenset[str] | None = None
+    # True for an expression that matches exactly its prefix() text and does nothing else
+    # (a literal): a choice that has seen that text at the position takes it without a call.
+    plain = False
 
     def match(self, st: MatchState, pos: int) -> int:
         """Match at pos; return the end position, FAIL or NEED."""
@@ -226,6 +229,9 @@ class Choice(Expr):
                 if pos >= st.fail_pos:
                     st.fail(pos, expected)
                 continue
+            if alternative.plain and lead:
+                if text.startswith(lead, pos):
+                    return pos + len(lead)
             commits = st.commits
             end = alternative.match(st, pos)
             if end >= 0:
@@ -486,9 +492,12 @@ class Rule(Expr):
 
     def match(self, st: MatchState, pos: int) -> int:
         assert self.body is not None, f"rule {self.name} has no body"
-        st.rules.append(self.name)
-        end = self.body.match(st, pos)
-        st.rules.pop()
+        if st.fail_pos == UNTRACED:  # the names only label recorded failures
+            end = self.body.match(st, pos)
+        else:
+            st.rules.append(self.name)
+            end = self.body.match(st, pos)
+            st.rules.pop()
         if end == NEED:
             st.resume = self if st.resume is self.body else scoped((self.name,), st.resume)
         return end
@@ -520,10 +529,13 @@ class Scope(Expr):
         self.body = body
 
     def match(self, st: MatchState, pos: int) -> int:
-        depth = len(st.rules)
-        st.rules.extend(self.names)
-        end = self.body.match(st, pos)
-        del st.rules[depth:]
+        if st.fail_pos == UNTRACED:  # the names only label recorded failures
+            end = self.body.match(st, pos)
+        else:
+            depth = len(st.rules)
+            st.rules.extend(self.names)
+            end = self.body.match(st, pos)
+            del st.rules[depth:]
         if end == NEED:
             st.resume = self if st.resume is self.body else scoped(self.names, st.resume)
         return end

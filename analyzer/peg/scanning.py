@@ -33,6 +33,7 @@ class Literal(Expr):
     """Match an exact string."""
 
     __slots__ = ("text", "size", "expected")
+    plain = True
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -70,6 +71,7 @@ class Token(Literal):
 
     __slots__ = ("before", "after")
     level = SEQUENCE_LEVEL
+    plain = False  # it reads whitespace too
 
     def __init__(self, text: str, before: bool, after: bool) -> None:
         super().__init__(text)
