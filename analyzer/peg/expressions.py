@@ -192,7 +192,8 @@ def _continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
 class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
-    __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared")
+    __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared",
+                 "shortest")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
@@ -208,6 +209,7 @@ class Choice(Expr):
         # The leaf every alternative runs first (a JSON key that must not be a reserved
         # one, noted or not): where it fails, so do they all.
         self.shared: Expr | None = None
+        self.shortest = 0  # the shortest prefix (0: an alternative has none)
 
     def match(self, st: MatchState, pos: int) -> int:
         leads = self.leads or self._compute_leads()
@@ -222,6 +224,13 @@ class Choice(Expr):
         else:
             order = self.everything
         events_at_start = len(st.events)
+        if (st.partial and st.n - pos < self.shortest and order
+                and self._all_open(text[pos:], order)):
+            # The input ends inside every prefix: nothing is decided (a stream at the `<`
+            # of a tag), and the choice waits as itself.
+            st.need(self, pos, pos)
+            st.unsafe_from = min(st.unsafe_from, events_at_start)
+            return NEED
         for index in order:
             alternative, lead, expected = leads[index]
             if lead and not text.startswith(lead, pos) and not (
@@ -245,9 +254,28 @@ class Choice(Expr):
                 return FAIL
         return FAIL
 
+    def _all_open(self, rest: str, order: tuple[int, ...]) -> bool:
+        """Tell whether rest is shorter than, and begins, the prefix of every alternative in
+        order."""
+        assert self.leads is not None
+        for index in order:
+            lead = self.leads[index][1]
+            if len(rest) >= len(lead) or not lead.startswith(rest):
+                return False
+        return True
+
+    def waiting_end(self, text: str, at: int) -> int:
+        # Still inside every prefix: the choice waits where it did.
+        rest = text[at:]
+        if self.leads is None or len(rest) >= self.shortest:
+            return -1
+        order = self.by_char.get(rest[0], self.unled) if rest else self.everything
+        return at if order and self._all_open(rest, order) else -1
+
     def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
         """Find each alternative's literal prefix once, and index them by first character."""
         leads = [(alt, alt.prefix()[0]) for alt in self.alternatives]
+        self.shortest = min(len(lead) for _, lead in leads)
         self.everything = tuple(range(len(leads)))
         self.unled = tuple(i for i, (_, lead) in enumerate(leads) if not lead)
         for char in {lead[0] for _, lead in leads if lead}:
