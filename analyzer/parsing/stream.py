@@ -198,8 +198,9 @@ class StreamParser:
                 if sent:
                     deltas = [tuple.__new__(Delta, sink[1](sent))]
         # Dropped lazily: the origin is only read by the next run (or a problem's event).
-        self.gone.append(self.buffer[:end])
-        self.buffer = self.buffer[end:]
+        buffer = self.buffer
+        self.gone.append(buffer[:end])
+        self.buffer = buffer[end:]
         return deltas
 
     def _sink(self, capture: Event) -> Any:
@@ -215,7 +216,8 @@ class StreamParser:
         if role is Role.REASONING:
             return sink, lambda text: (None, text, ())
         index = len(self.builder.calls) - 1
-        return sink, lambda text: (None, None, (new_call((index, None, None, text)),))
+        return sink, lambda text: (None, None, (tuple.__new__(ToolCallDelta,
+                                                              (index, None, None, text)),))
 
     def _stretch(self, capture: Event, end: int) -> list[Delta]:
         """Map the capture stretched over buffer[:end] as a run would."""
