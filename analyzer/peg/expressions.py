@@ -128,6 +128,12 @@ class Sequence(Expr):
         self.items = items
 
     def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial:  # no NEED to resume from: no item count to keep
+            for item in self.items:
+                pos = item.match(st, pos)
+                if pos < 0:
+                    return pos
+            return pos
         index = 0
         for item in self.items:
             end = item.match(st, pos)
