@@ -71,6 +71,14 @@ class Expr:
         and fails when it fails (None: none such). A leaf is its own."""
         return None if self.children() else self
 
+    # Optional whitespace (sequence() fuses it with a literal next to it).
+    is_space = False
+
+    def with_space(self, before: bool, after: bool) -> Expr | None:
+        """Return one leaf matching `space? self space?` (whitespace before and/or after),
+        or None when this expression has none (only a literal has)."""
+        return None
+
     def __add__(self, other: Expr) -> Expr:
         return sequence(self, other)
 
@@ -616,11 +624,27 @@ def sequence(*items: Expr) -> Expr:
     flat = [item for item in flat if not isinstance(item, Eps)]
     if not flat:
         return EPS
-    # Imported here: the leaves' module imports this one.
-    from analyzer.peg.scanning import fuse_tokens
-
     flat = fuse_tokens(flat)
     return flat[0] if len(flat) == 1 else Sequence(tuple(flat))
+
+
+def fuse_tokens(items: list[Expr]) -> list[Expr]:
+    """Replace each literal with the whitespace around it by one leaf (`with_space`)."""
+    fused: list[Expr] = []
+    index = 0
+    while index < len(items):
+        item = items[index]
+        before = bool(fused) and fused[-1].is_space
+        after = index + 1 < len(items) and items[index + 1].is_space
+        token = item.with_space(before, after) if before or after else None
+        if token is not None:
+            if before:
+                fused.pop()
+            item = token
+            index += after
+        fused.append(item)
+        index += 1
+    return fused
 
 
 def choice(*alternatives: Expr) -> Expr:

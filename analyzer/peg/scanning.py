@@ -49,6 +49,10 @@ class Literal(Expr):
             return FAIL  # a farther failure is already the one a trace shows
         return st.fail(pos, self.expected)
 
+    def with_space(self, before: bool, after: bool) -> Expr | None:
+        # Not for a subclass: the token would drop what it matches differently.
+        return Token(self.text, before, after) if type(self) is Literal else None
+
     def waiting_end(self, text: str, at: int) -> int:
         # More of the literal, not all of it: it waits where it did.
         rest = len(text) - at
@@ -105,24 +109,8 @@ class Token(Literal):
     def prefix(self) -> tuple[str, bool]:
         return ("", False) if self.before else (self.text, False)
 
-
-def fuse_tokens(items: list[Expr]) -> list[Expr]:
-    """Replace each literal with the whitespace around it by one Token."""
-    fused: list[Expr] = []
-    index = 0
-    while index < len(items):
-        item = items[index]
-        if type(item) is Literal:
-            before = bool(fused) and type(fused[-1]) is Space
-            after = index + 1 < len(items) and type(items[index + 1]) is Space
-            if before or after:
-                if before:
-                    fused.pop()
-                item = Token(item.text, before, after)
-                index += after
-        fused.append(item)
-        index += 1
-    return fused
+    def with_space(self, before: bool, after: bool) -> Expr | None:
+        return None  # already fused
 
 
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
@@ -209,6 +197,7 @@ class Space(Expr):
     """Match optional whitespace (space, tab, newlines)."""
 
     __slots__ = ()
+    is_space = True
 
     def match(self, st: MatchState, pos: int) -> int:
         if pos < st.n and st.text[pos] not in SPACE_CHARS:
