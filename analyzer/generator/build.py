@@ -93,6 +93,8 @@ class SpacedLiteral(p.Expr):
             return pos + self.size
         if st.partial and (pos == st.n or self.text.startswith(text[pos:])):
             return st.need(self, start, start)
+        if pos < st.fail_pos:
+            return FAIL  # not recorded: no message to build
         return st.fail(pos, f"`{self.text}`")
 
     def waiting_end(self, text: str, at: int) -> int:

@@ -13,7 +13,7 @@ from analyzer.generator.build import Build, lit
 from analyzer.model import CallIdPosition
 from analyzer.parsing.mapper import IdInsert
 from analyzer.peg import Role
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import FAIL, MatchState
 
 MAX_ID = 128  # longer than any call id a template writes
 # The namespace at the end of a name prefix (`functions.` in Kimi's `functions.NAME:0`).
@@ -39,11 +39,15 @@ class ShortId(p.Expr):
         reach = pos + MAX_ID + len(self.end)
         found = st.text.find(self.end, pos, reach)
         if self.foreign.search(st.text, pos, found if found >= 0 else min(st.n, reach)):
+            if pos < st.fail_pos:
+                return FAIL  # not recorded: no message to build
             return st.fail(pos, f"a call id (one token) before `{self.end}`")
         if found >= 0:
             return found
         if st.partial and st.n < reach:
             return st.need(self, pos, pos)
+        if pos < st.fail_pos:
+            return FAIL  # not recorded: no message to build
         return st.fail(pos, f"a call id (at most {MAX_ID} characters) before `{self.end}`")
 
     def describe(self) -> str:

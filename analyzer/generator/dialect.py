@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer.peg import Expr
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import FAIL, MatchState
 
 SPACE = re.compile(r"\s*")
 SCALAR = re.compile(r"[^,:\[\]{}\s]+")
@@ -130,8 +130,12 @@ class DialectValue(Expr):
         except Incomplete:
             if st.partial:
                 return st.need(self, pos, st.n)
+            if pos < st.fail_pos:
+                return FAIL  # not recorded: no message to build
             return st.fail(pos, f"a value quoted with `{self.dialect.quote}`")
         except ValueError:
+            if pos < st.fail_pos:
+                return FAIL  # not recorded: no message to build
             return st.fail(pos, f"a value quoted with `{self.dialect.quote}`")
         return end
 

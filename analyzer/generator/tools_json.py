@@ -17,7 +17,7 @@ from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import FAIL, MatchState
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,13 @@ SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 class OtherKey(p.Expr):
     """Match a quoted object key that is none of the reserved ones."""
 
-    __slots__ = ("reserved", "quotes")
+    __slots__ = ("reserved", "quotes", "expected")
 
     def __init__(self, reserved: list[str], python: bool) -> None:
         self.reserved = frozenset(reserved)
         self.quotes = "\"'" if python else '"'
+        # Built once: every call object fails here at its reserved keys.
+        self.expected = "a key other than " + ", ".join(sorted(self.reserved))
 
     def match(self, st: MatchState, pos: int) -> int:
         if pos >= st.n:
@@ -53,7 +55,7 @@ class OtherKey(p.Expr):
         if end < 0:
             return st.need(self, pos, pos) if st.partial else st.fail(pos, "a closed key")
         if st.text[pos + 1 : end] in self.reserved:
-            return st.fail(pos, "a key other than " + ", ".join(sorted(self.reserved)))
+            return FAIL if pos < st.fail_pos else st.fail(pos, self.expected)
         return end + 1
 
     def describe(self) -> str:

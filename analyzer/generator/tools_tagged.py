@@ -30,7 +30,7 @@ from analyzer.generator.json_body import json_body, outside_the_list
 from analyzer.generator.python_calls import is_python_call_list, python_argument
 from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import FAIL, MatchState
 
 # An argument name the schema does not declare: word characters, dots and dashes.
 ARGUMENT_NAME = re.compile(r"[\w.\-]+")
@@ -75,6 +75,8 @@ class UndeclaredArgument(p.Expr):
         if not st.text.startswith(self.opening, pos):
             if st.partial and st.n < start and self.opening.startswith(st.text[pos:]):
                 return st.need(self, pos, pos)
+            if pos < st.fail_pos:
+                return FAIL  # not recorded: no message to build
             return st.fail(pos, f"`{self.opening}`")
         found = ARGUMENT_NAME.match(st.text, start)
         if st.partial and (found.end() if found else start) == st.n:

@@ -20,7 +20,7 @@ from analyzer.parsing.options import canonical
 from analyzer.peg import Role
 from analyzer.peg.json_values import declared_types
 from analyzer.peg.scanning import first_chars, held_back
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import FAIL, MatchState
 
 QUOTES = ("'", '"')
 # The schema of an argument the request does not declare: a JSON value if the text is one
@@ -90,6 +90,8 @@ class PaddedLiteral(p.Expr):
             return pos + len(self.text)
         if st.partial and st.n - pos < len(self.text) and self.text.startswith(rest):
             return st.need(self, pos, pos)
+        if pos < st.fail_pos:
+            return FAIL  # not recorded: no message to build
         return st.fail(pos, f"`{self.text}`")
 
     def waiting_end(self, text: str, at: int) -> int:

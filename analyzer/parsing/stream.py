@@ -24,10 +24,12 @@ from analyzer.parsing.mapper import HANDLERS, Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
+from analyzer.peg.captures import Capture
 from analyzer.peg.diagnostics import ProblemWatch
-from analyzer.peg.expressions import resumed
-from analyzer.peg.parser import run
-from analyzer.peg.state import Event, MatchState
+from analyzer.peg.expressions import Scope, Sequence
+from analyzer.peg.parser import matched
+from analyzer.peg.roles import CONTINUED, PARTIAL
+from analyzer.peg.state import NEED, Event, MatchState
 
 
 class ToolCallDelta(NamedTuple):
@@ -196,8 +198,9 @@ class StreamParser:
                 if sent:
                     deltas = [tuple.__new__(Delta, sink[1](sent))]
         # Dropped lazily: the origin is only read by the next run (or a problem's event).
-        self.gone.append(self.buffer[:end])
-        self.buffer = self.buffer[end:]
+        buffer = self.buffer
+        self.gone.append(buffer[:end])
+        self.buffer = buffer[end:]
         return deltas
 
     def _sink(self, capture: Event) -> Any:
@@ -213,7 +216,8 @@ class StreamParser:
         if role is Role.REASONING:
             return sink, lambda text: (None, text, ())
         index = len(self.builder.calls) - 1
-        return sink, lambda text: (None, None, (new_call((index, None, None, text)),))
+        return sink, lambda text: (None, None, (tuple.__new__(ToolCallDelta,
+                                                              (index, None, None, text)),))
 
     def _stretch(self, capture: Event, end: int) -> list[Delta]:
         """Map the capture stretched over buffer[:end] as a run would."""
@@ -251,8 +255,10 @@ class StreamParser:
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
-        if tentative or at or state.resume is not self.expr or not size:
+        if tentative or at or not size:
             return Quiet(leaf, at, UNKNOWN)
+        if state.resume is not self.expr:
+            return Quiet(leaf, 0, head_capture(state.resume, leaf))
         if not events:
             return Quiet(leaf, 0, None if resume_pos == size else UNKNOWN)
         if len(events) > 1 or events[0][1] != 0 or events[0][2] != resume_pos or not resume_pos:
@@ -274,18 +280,21 @@ class StreamParser:
             self._forget("")
         while not self.raw:
             try:
-                result = run(self.expr, self.buffer, 0, partial=partial, origin=self.origin,
-                             memo=self.memo)
+                state, outcome = matched(self.expr, self.buffer, 0, partial, self.origin,
+                                         self.memo)
             except PegParseError as error:
                 deltas += self._break(broken_at(self.expr, self.buffer, error, self.origin,
                                                 self.memo, self.builder.open_call_events()))
                 continue
-            deltas += self._emit(result.final_events())
-            if result.needs_more:
-                state = result.state
-                self.quiet = self._steady(state)
-                self.expr = resumed(state)
-                self._drop(state.resume_pos)
+            events = state.events
+            if outcome != NEED:
+                return deltas + self._emit(events)
+            if state.commit_events != len(events):
+                events = events[: state.commit_events]
+            deltas += self._emit(events)
+            self.quiet = self._steady(state)
+            self.expr = state.resume
+            self._drop(state.resume_pos)
             return deltas
         deltas += self._emit(rest_as_content(self.buffer, 0))
         self._drop(len(self.buffer))
@@ -357,6 +366,25 @@ class StreamParser:
         self.origin = (offset + pos, line + newlines, column)
         if self.memo:  # lookaheads that started in the dropped text never run again
             self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset + pos}
+
+
+def head_capture(resume: Any, leaf: Expr) -> Any:
+    """Return the event a run from resume would record while leaf reads on, when resume
+    starts with a continued capture of leaf (UNKNOWN otherwise).
+
+    Such a run records that one event, from the start of the text, and resumes from the same
+    expression: the skip that usually waits for a second run to see this may start at once
+    (a value's text right after its opening markup)."""
+    while True:
+        if isinstance(resume, Sequence):
+            resume = resume.items[0]
+        elif isinstance(resume, Scope):
+            resume = resume.body
+        else:
+            break
+    if isinstance(resume, Capture) and resume.item is leaf and resume.flags & CONTINUED:
+        return (resume.role, 0, 0, resume.flags | PARTIAL, resume.info)
+    return UNKNOWN
 
 
 def stream_parse(parser: Parser, chunks: Iterable[str]) -> list[Delta]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.peg.expressions import Expr, Sequence, head_and_tail, resumed
+from analyzer.peg.expressions import Expr, Sequence, head_and_tail
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.state import NEED, MatchState
@@ -64,10 +64,13 @@ class Capture(Expr):
         if st.resume is self.item and flags == self.flags:
             st.resume = self
         else:
-            st.resume = Capture(self.role, resumed(st), self.info, flags)
+            st.resume = Capture(self.role, st.resume, self.info, flags)
 
     def describe(self) -> str:
         return f"{self.role.value}<{self.item.describe()}>"
+
+    def first_leaf(self) -> Expr | None:
+        return self.item.first_leaf()
 
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
@@ -92,7 +95,7 @@ class ToolCapture(Expr):
         if end >= 0:
             st.events.append((Role.TOOL_CLOSE, end, end, 0, None))
         elif end == NEED and not (self.opened and st.resume is self.item):
-            st.resume = opened_tool(resumed(st))
+            st.resume = opened_tool(st.resume)
         elif end == NEED:
             st.resume = self
         return end

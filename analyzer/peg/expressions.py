@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from analyzer.peg.state import FAIL, NEED, MatchState
+from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 # Precedence levels for the readable dump: what needs parentheses where.
 CHOICE_LEVEL = 1
@@ -31,6 +31,9 @@ class Expr:
     # whose arrival could change that (None: any could). A stream whose next chunk holds none
     # of them knows the outcome without running the grammar (see parsing/stream.py).
     wake: frozenset[str] | None = None
+    # True for an expression that matches exactly its prefix() text and does nothing else
+    # (a literal): a choice that has seen that text at the position takes it without a call.
+    plain = False
 
     def match(self, st: MatchState, pos: int) -> int:
         """Match at pos; return the end position, FAIL or NEED."""
@@ -62,6 +65,19 @@ class Expr:
 
         Choices use it to skip alternatives with one str.startswith call."""
         return "", False
+
+    def first_leaf(self) -> Expr | None:
+        """Return the leaf every match of this expression runs first, at the same position,
+        and fails when it fails (None: none such). A leaf is its own."""
+        return None if self.children() else self
+
+    # Optional whitespace (sequence() fuses it with a literal next to it).
+    is_space = False
+
+    def with_space(self, before: bool, after: bool) -> Expr | None:
+        """Return one leaf matching `space? self space?` (whitespace before and/or after),
+        or None when this expression has none (only a literal has)."""
+        return None
 
     def __add__(self, other: Expr) -> Expr:
         return sequence(self, other)
@@ -120,6 +136,12 @@ class Sequence(Expr):
         self.items = items
 
     def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial:  # no NEED to resume from: no item count to keep
+            for item in self.items:
+                pos = item.match(st, pos)
+                if pos < 0:
+                    return pos
+            return pos
         index = 0
         for item in self.items:
             end = item.match(st, pos)
@@ -132,17 +154,28 @@ class Sequence(Expr):
         return pos
 
     def _continue(self, st: MatchState, index: int) -> None:
-        """Resume with what item index left plus the items after it."""
-        if index == 0 and st.resume is self.items[0]:
+        """Resume with what item index left plus the items after it (flattened, as
+        _continue_sequence does: this runs in every frame a NEED unwinds through)."""
+        head = st.resume
+        if index == 0 and head is self.items[0]:
             st.resume = self  # nothing moved: a stream re-runs the same expression
-        else:
-            st.resume = _continue_sequence(resumed(st), self.items[index + 1 :])
+            return
+        rest = self.items[index + 1 :]
+        if rest:
+            st.resume = Sequence(head.items + rest if isinstance(head, Sequence)
+                                 else (head, *rest))
 
     def describe(self) -> str:
-        return " ".join(wrap(item, POSTFIX_LEVEL) for item in self.items)
+        # A fused token (the only item at this level inside a sequence) reads as the items
+        # it stands for.
+        return " ".join(item.describe() if item.level == SEQUENCE_LEVEL
+                        else wrap(item, POSTFIX_LEVEL) for item in self.items)
 
     def children(self) -> tuple[Expr, ...]:
         return self.items
+
+    def first_leaf(self) -> Expr | None:
+        return self.items[0].first_leaf()
 
     def prefix(self) -> tuple[str, bool]:
         text = ""
@@ -173,7 +206,8 @@ def _continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
 class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
-    __slots__ = ("alternatives", "leads")
+    __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared",
+                 "shortest")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
@@ -181,16 +215,46 @@ class Choice(Expr):
         # (alternative, its literal prefix, what a trace says is expected): computed at first
         # use, because rule bodies may be defined after the choice is built.
         self.leads: tuple[tuple[Expr, str, str], ...] | None = None
+        # The alternatives (indices) worth trying before each character: those whose prefix
+        # starts with it, and those without a prefix (`unled`, before any other character).
+        self.by_char: dict[str, tuple[int, ...]] = {}
+        self.unled: tuple[int, ...] = ()
+        self.everything: tuple[int, ...] = ()
+        # The leaf every alternative runs first (a JSON key that must not be a reserved
+        # one, noted or not): where it fails, so do they all.
+        self.shared: Expr | None = None
+        self.shortest = 0  # the shortest prefix (0: an alternative has none)
 
     def match(self, st: MatchState, pos: int) -> int:
-        events_at_start = len(st.events)
         leads = self.leads or self._compute_leads()
         text = st.text
-        for index, (alternative, lead, expected) in enumerate(leads):
-            if lead and not text.startswith(lead, pos) and not _may_start(st, pos, lead):
+        # A run that records no failures need not look at alternatives the next character
+        # (or their shared first leaf) rules out; one that does (a trace) tries them all, to
+        # list what it expected.
+        if st.fail_pos == UNTRACED:
+            if self.shared is not None and self.shared.match(st, pos) == FAIL:
+                return FAIL
+            order = self.by_char.get(text[pos], self.unled) if pos < st.n else self.everything
+        else:
+            order = self.everything
+        events_at_start = len(st.events)
+        if (st.partial and st.n - pos < self.shortest and order
+                and self._all_open(text[pos:], order)):
+            # The input ends inside every prefix: nothing is decided (a stream at the `<`
+            # of a tag), and the choice waits as itself.
+            st.need(self, pos, pos)
+            st.unsafe_from = min(st.unsafe_from, events_at_start)
+            return NEED
+        for index in order:
+            alternative, lead, expected = leads[index]
+            if lead and not text.startswith(lead, pos) and not (
+                    st.partial and st.n - pos < len(lead) and lead.startswith(text[pos:])):
                 if pos >= st.fail_pos:
                     st.fail(pos, expected)
                 continue
+            if alternative.plain and lead:
+                if text.startswith(lead, pos):
+                    return pos + len(lead)
             commits = st.commits
             end = alternative.match(st, pos)
             if end >= 0:
@@ -204,9 +268,35 @@ class Choice(Expr):
                 return FAIL
         return FAIL
 
+    def _all_open(self, rest: str, order: tuple[int, ...]) -> bool:
+        """Tell whether rest is shorter than, and begins, the prefix of every alternative in
+        order."""
+        assert self.leads is not None
+        for index in order:
+            lead = self.leads[index][1]
+            if len(rest) >= len(lead) or not lead.startswith(rest):
+                return False
+        return True
+
+    def waiting_end(self, text: str, at: int) -> int:
+        # Still inside every prefix: the choice waits where it did.
+        rest = text[at:]
+        if self.leads is None or len(rest) >= self.shortest:
+            return -1
+        order = self.by_char.get(rest[0], self.unled) if rest else self.everything
+        return at if order and self._all_open(rest, order) else -1
+
     def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
-        """Find each alternative's literal prefix once."""
+        """Find each alternative's literal prefix once, and index them by first character."""
         leads = [(alt, alt.prefix()[0]) for alt in self.alternatives]
+        self.shortest = min(len(lead) for _, lead in leads)
+        self.everything = tuple(range(len(leads)))
+        self.unled = tuple(i for i, (_, lead) in enumerate(leads) if not lead)
+        for char in {lead[0] for _, lead in leads if lead}:
+            self.by_char[char] = tuple(
+                i for i, (_, lead) in enumerate(leads) if not lead or lead[0] == char)
+        firsts = {id(alt.first_leaf()): alt.first_leaf() for alt in self.alternatives}
+        self.shared = next(iter(firsts.values())) if len(firsts) == 1 else None
         self.leads = tuple((alt, lead, f"`{lead}`") for alt, lead in leads)
         return self.leads
 
@@ -216,14 +306,16 @@ class Choice(Expr):
         A later alternative whose literal prefix the text already contradicts is out without
         running it (a stream asks this again on every chunk while the choice is open)."""
         assert self.leads is not None  # match() computed them
-        text = st.text
+        text, left = st.text, st.n - pos
         # An input that ends inside an alternative's literal prefix cannot fail it yet: only
         # the others are run to see.
-        later = tuple(
-            alt for alt, lead, _ in self.leads[index + 1 :]
-            if (_may_start(st, pos, lead) if lead and not text.startswith(lead, pos)
-                else _may_match(alt, st, pos))
-        )
+        later = []
+        for alt, lead, _ in self.leads[index + 1 :]:
+            if not lead or text.startswith(lead, pos):
+                if _may_match(alt, st, pos):
+                    later.append(alt)
+            elif st.partial and left < len(lead) and lead.startswith(text[pos:]):
+                later.append(alt)
         if later and index == 0 and len(later) == len(self.alternatives) - 1:
             st.hold_back(self, pos, events)  # all still open: the same choice (a stream's
             # resume point then stays the same object, and nothing around it is rebuilt)
@@ -238,11 +330,6 @@ class Choice(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return os.path.commonprefix([alt.prefix()[0] for alt in self.alternatives]), False
-
-
-def _may_start(st: MatchState, pos: int, lead: str) -> bool:
-    """Tell whether partial input ends inside lead (so an alternative may still match)."""
-    return st.partial and st.n - pos < len(lead) and lead.startswith(st.text[pos:])
 
 
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
@@ -320,7 +407,7 @@ class Repeat(Expr):
         """Continue inside the item if it can no longer back out, else from its start."""
         if st.commits != commits or count < self.least:
             rest = self.remaining(count + 1)
-            st.resume = _continue_sequence(resumed(st), (rest,) if rest is not None else ())
+            st.resume = _continue_sequence(st.resume, (rest,) if rest is not None else ())
             return NEED
         rest = self.remaining(count)
         assert rest is not None
@@ -354,12 +441,19 @@ class Repeat(Expr):
 class Peek(Expr):
     """Succeed without consuming if the item matches here."""
 
-    __slots__ = ("item",)
+    __slots__ = ("item", "lead")
 
     def __init__(self, item: Expr) -> None:
         self.item = item
+        self.lead: str | None = None  # the item's literal prefix, found at first use
 
     def match(self, st: MatchState, pos: int) -> int:
+        lead = self.lead
+        if lead is None:
+            lead = self.lead = self.item.prefix()[0]
+        if lead and st.fail_pos == UNTRACED and not st.text.startswith(lead, pos) and not (
+                st.partial and st.n - pos < len(lead) and lead.startswith(st.text[pos:])):
+            return FAIL  # the item cannot match here (a trace runs it, for what it expected)
         events_at_start = len(st.events)
         commits = st.commits
         end = self.item.match(st, pos)
@@ -383,10 +477,11 @@ class Not(Expr):
     it stopped (st.memo) instead of from pos: a long lookahead costs linear time, not
     quadratic."""
 
-    __slots__ = ("item",)
+    __slots__ = ("item", "expected")
 
     def __init__(self, item: Expr) -> None:
         self.item = item
+        self.expected = ""  # what a trace says, built at the first failure that records it
 
     def match(self, st: MatchState, pos: int) -> int:
         events_at_start = len(st.events)
@@ -396,7 +491,13 @@ class Not(Expr):
         st.commits = commits
         if end == NEED:
             return st.hold_back(self, pos, events_at_start)
-        return pos if end == FAIL else st.fail(pos, "not " + self.item.describe())
+        if end == FAIL:
+            return pos
+        if pos < st.fail_pos:
+            return FAIL  # a farther failure is the one a trace shows (or none is recorded)
+        if not self.expected:
+            self.expected = "not " + self.item.describe()
+        return st.fail(pos, self.expected)
 
     def _look(self, st: MatchState, pos: int) -> int:
         """Match the item at pos, going on from an earlier chunk's stop if there was one."""
@@ -433,11 +534,14 @@ class Rule(Expr):
 
     def match(self, st: MatchState, pos: int) -> int:
         assert self.body is not None, f"rule {self.name} has no body"
-        st.rules.append(self.name)
-        end = self.body.match(st, pos)
-        st.rules.pop()
+        if st.fail_pos == UNTRACED:  # the names only label recorded failures
+            end = self.body.match(st, pos)
+        else:
+            st.rules.append(self.name)
+            end = self.body.match(st, pos)
+            st.rules.pop()
         if end == NEED:
-            st.resume = self if st.resume is self.body else scoped((self.name,), resumed(st))
+            st.resume = self if st.resume is self.body else scoped((self.name,), st.resume)
         return end
 
     def describe(self) -> str:
@@ -467,12 +571,15 @@ class Scope(Expr):
         self.body = body
 
     def match(self, st: MatchState, pos: int) -> int:
-        depth = len(st.rules)
-        st.rules.extend(self.names)
-        end = self.body.match(st, pos)
-        del st.rules[depth:]
+        if st.fail_pos == UNTRACED:  # the names only label recorded failures
+            end = self.body.match(st, pos)
+        else:
+            depth = len(st.rules)
+            st.rules.extend(self.names)
+            end = self.body.match(st, pos)
+            del st.rules[depth:]
         if end == NEED:
-            st.resume = self if st.resume is self.body else scoped(self.names, resumed(st))
+            st.resume = self if st.resume is self.body else scoped(self.names, st.resume)
         return end
 
     def describe(self) -> str:
@@ -500,8 +607,12 @@ def scoped(names: tuple[str, ...], body: Expr) -> Expr:
     if isinstance(body, Scope):
         return Scope(names + body.names, body.body)
     if isinstance(body, Sequence):
-        head, tail = head_and_tail(body.items)
-        return Sequence((scoped(names, head), Scope(names, tail)))
+        items = body.items
+        head = items[0]
+        head = Scope(names + head.names, head.body) if isinstance(head, Scope) else (
+            scoped(names, head) if isinstance(head, Sequence) else Scope(names, head))
+        tail = items[1] if len(items) == 2 else Sequence(items[1:])
+        return Sequence((head, Scope(names, tail)))
     return Scope(names, body)
 
 
@@ -513,7 +624,27 @@ def sequence(*items: Expr) -> Expr:
     flat = [item for item in flat if not isinstance(item, Eps)]
     if not flat:
         return EPS
+    flat = fuse_tokens(flat)
     return flat[0] if len(flat) == 1 else Sequence(tuple(flat))
+
+
+def fuse_tokens(items: list[Expr]) -> list[Expr]:
+    """Replace each literal with the whitespace around it by one leaf (`with_space`)."""
+    fused: list[Expr] = []
+    index = 0
+    while index < len(items):
+        item = items[index]
+        before = bool(fused) and fused[-1].is_space
+        after = index + 1 < len(items) and items[index + 1].is_space
+        token = item.with_space(before, after) if before or after else None
+        if token is not None:
+            if before:
+                fused.pop()
+            item = token
+            index += after
+        fused.append(item)
+        index += 1
+    return fused
 
 
 def choice(*alternatives: Expr) -> Expr:

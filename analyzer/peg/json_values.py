@@ -15,7 +15,7 @@ from typing import Any
 
 from analyzer.peg.expressions import Expr
 from analyzer.peg.json_scan import COMPLETE, INCOMPLETE, INITIAL, PYTHON, STRICT, ScanState
-from analyzer.peg.state import NEED, MatchState
+from analyzer.peg.state import FAIL, NEED, MatchState
 
 DECODER = json.JSONDecoder()
 STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
@@ -170,6 +170,8 @@ class SchemaValue(Expr):
             return end
         if conforms(decode_json(st.text[pos:end], self.python), self.schema):
             return end
+        if pos < st.fail_pos:
+            return FAIL  # not recorded: no message to build
         return st.fail(pos, f"a value of schema {json.dumps(self.schema, sort_keys=True)}")
 
     def describe(self) -> str:

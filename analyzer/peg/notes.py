@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.peg.errors import caret_context, line_and_column
-from analyzer.peg.expressions import Expr, resumed
+from analyzer.peg.expressions import Expr
 from analyzer.peg.roles import Role
 from analyzer.peg.state import FAIL, Event, MatchState
 
@@ -64,11 +64,14 @@ class Noted(Expr):
             # Rerun from here with the note still attached (nothing inside became final).
             del st.events[before:]
             st.commit_events = min(st.commit_events, before)
-            st.resume = self if st.resume is self.item else Noted(resumed(st), self.note)
+            st.resume = self if st.resume is self.item else Noted(st.resume, self.note)
         return end
 
     def describe(self) -> str:
         return f"noted[{self.note.kind}]({self.item.describe()})"
+
+    def first_leaf(self) -> Expr | None:
+        return self.item.first_leaf()
 
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)

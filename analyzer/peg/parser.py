@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from analyzer.peg.errors import PegParseError
@@ -12,12 +11,16 @@ from analyzer.peg.scanning import End
 from analyzer.peg.state import FAIL, NEED, Event, MatchState
 
 
-@dataclass(frozen=True)
 class Run:
-    """The outcome of matching an expression against (the tail of) an input."""
+    """The outcome of matching an expression against (the tail of) an input.
 
-    state: MatchState
-    outcome: int  # end position, or NEED
+    A plain slotted class, not a frozen dataclass: a stream makes one per chunk."""
+
+    __slots__ = ("state", "outcome")
+
+    def __init__(self, state: MatchState, outcome: int) -> None:
+        self.state = state
+        self.outcome = outcome  # end position, or NEED
 
     @property
     def needs_more(self) -> bool:
@@ -44,12 +47,26 @@ def run(
     """Match expr at pos; raise PegParseError with a trace if the input does not match.
 
     origin is (offset, line, column) of text[0] in the whole input, for the trace; memo keeps
-    a stream's undecided lookaheads from one chunk to the next."""
-    st = MatchState(text, partial, memo, origin[0])
+    a stream's undecided lookaheads from one chunk to the next.
+
+    The run records no failures; only a failed one is run again, recording them for the
+    trace (without the memo, which the first run has moved on: a lookahead matched again from
+    its start ends the same way)."""
+    return Run(*matched(expr, text, pos, partial, origin, memo))
+
+
+def matched(
+    expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int],
+    memo: dict[Any, Any] | None,
+) -> tuple[MatchState, int]:
+    """Do what run does; return the state and the outcome (a stream's per-chunk form)."""
+    st = MatchState(text, partial, memo, origin[0], traced=False)
     outcome = expr.match(st, pos)
     if outcome == FAIL:
-        raise trace(st, *origin)
-    return Run(st, outcome)
+        traced = MatchState(text, partial, None, origin[0])
+        expr.match(traced, pos)
+        raise trace(traced, *origin)
+    return st, outcome
 
 
 def trace(

@@ -13,6 +13,11 @@ NEED = -2
 # An event: (role, start, end, flags, info). Plain tuples: built in the hot loop.
 Event = tuple[Role, int, int, int, Any]
 
+# The farthest failure of a run that does not record failures: every failure is behind it,
+# so `fail` (and the checks before it) return at once. A run records failures only when a
+# trace is wanted (see parser.run): most runs never fail, and a failing one is run again.
+UNTRACED = 1 << 62
+
 
 class Resumable(Protocol):
     """What a match run resumes from: any expression (`expressions.Expr` satisfies it).
@@ -49,7 +54,8 @@ class MatchState:
     )
 
     def __init__(
-        self, text: str, partial: bool, memo: dict[Any, Any] | None = None, base: int = 0
+        self, text: str, partial: bool, memo: dict[Any, Any] | None = None, base: int = 0,
+        traced: bool = True,
     ) -> None:
         self.text = text
         self.n = len(text)
@@ -62,7 +68,9 @@ class MatchState:
         self.commits = 0
         # Filled when a match returns NEED: the expression that continues the parse from
         # resume_pos, the number of events that are final, how far the input was understood.
-        self.resume: Resumable | None = None
+        # Typed Any, not Resumable: every frame a NEED unwinds through reads it back as the
+        # expression it is (see expressions.resumed), and a check per frame costs a call.
+        self.resume: Any = None
         self.resume_pos = 0
         self.commit_events = 0
         self.need_end = 0
@@ -70,7 +78,7 @@ class MatchState:
         # The leaf whose input ran out (the last need()): a stream asks it which characters
         # could change its outcome (`wake`) to skip runs that cannot change anything.
         self.leaf: Resumable | None = None
-        self.fail_pos = -1
+        self.fail_pos = -1 if traced else UNTRACED
         self.expected: list[tuple[str, str]] = []
         self.rules: list[str] = []
 

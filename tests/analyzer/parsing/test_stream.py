@@ -471,3 +471,13 @@ def test_an_error_after_resuming_names_the_rule_a_one_shot_parse_names(cut: int)
     assert one_shot.value.rule == resumed_error.value.rule == "call"
     assert resumed_error.value.expected == one_shot.value.expected
     assert first.state.resume_pos + resumed_error.value.offset == one_shot.value.offset
+
+
+def test_a_value_skips_runs_from_the_chunk_after_its_opening() -> None:
+    parser = p.Parser(p.literal("<v>") + p.content(p.until("</v>")) + p.literal("</v>"))
+    chunks = ["<v>ab", "cd", "ef", "</v>"]
+    fast, slow, skipped = delta_lists(parser, chunks)
+    assert fast == slow
+    # The run of "<v>ab" leaves the value's capture to continue: "cd" and "ef" need no run
+    # (not only "ef", after a second run has seen the capture resume as itself).
+    assert skipped == 2

@@ -6,6 +6,10 @@ import pytest
 
 from analyzer import peg as p
 from analyzer.peg import PegParseError, Role
+from analyzer.peg.expressions import Sequence
+from analyzer.peg.parser import run
+from analyzer.peg.scanning import Literal, Space, Token
+from analyzer.peg.state import NEED, MatchState
 
 
 def roles_and_texts(parser: p.Parser, text: str, partial: bool = False) -> list[tuple[str, str]]:
@@ -136,3 +140,59 @@ def test_dump_shows_choice_optional_and_bounded_repeat() -> None:
 
 def test_dump_quotes_literals_with_double_quotes_in_single_quotes() -> None:
     assert p.Parser(p.json_key("name")).dump() == """root <- '"name"' space ":" space"""
+
+
+def test_a_run_that_matches_records_no_failures() -> None:
+    parser = p.Parser(p.choice(p.literal("a"), p.literal("b")) + p.literal("c"))
+    result = run(parser.start, "bc", 0, partial=False)
+    assert result.outcome == 2
+    assert result.state.expected == []  # failures are recorded only for a trace
+
+
+def test_a_failing_run_still_lists_every_alternative_it_expected() -> None:
+    parser = p.Parser(p.choice(p.literal("a"), p.literal("b"), p.literal("cd")))
+    with pytest.raises(PegParseError) as error:
+        parser.parse("cx")
+    assert set(error.value.expected) == {"`a`", "`b`", "`cd`"}
+    assert error.value.offset == 0
+
+
+def spaced_items() -> list[p.Expr]:
+    return [Space(), Literal(":"), Space()]
+
+
+@pytest.mark.parametrize("text", ["", " ", "  :", " : ", ":", ": x", " ;", "\n:\t"])
+@pytest.mark.parametrize("partial", [True, False])
+def test_a_literal_with_the_space_around_it_is_one_token_that_ends_like_its_items(
+    text: str, partial: bool
+) -> None:
+    fused = p.sequence(*spaced_items())
+    assert isinstance(fused, Token)
+    assert fused.describe() == 'space ":" space'
+    apart = Sequence(tuple(spaced_items()))
+    outcomes = []
+    for expr in (fused, apart):
+        st = MatchState(text, partial)
+        outcome = expr.match(st, 0)
+        resumed_from = (st.resume_pos, st.need_end) if outcome == NEED else None
+        outcomes.append((outcome, resumed_from, st.fail_pos, st.expected))
+    assert outcomes[0] == outcomes[1]
+
+
+class CountedLiteral(Literal):
+    """A literal that counts how often it is matched."""
+
+    calls = 0
+
+    def match(self, st: MatchState, pos: int) -> int:
+        self.calls += 1
+        return super().match(st, pos)
+
+
+def test_a_choice_runs_the_leaf_its_alternatives_share_once_where_it_fails() -> None:
+    key = CountedLiteral("k")
+    both = p.choice(p.noted(key + p.literal("!"), "k", "accepted", "`k!`"), key + p.literal("?"))
+    parser = p.Parser(p.optional(both) + p.literal("x"))
+    parser.parse("x")
+    assert key.calls == 1
+    assert parser.parse("k?x").complete  # and where it matches, the choice still does

@@ -6,6 +6,9 @@ import pytest
 
 from analyzer import peg as p
 from analyzer.peg import PegParseError, Role
+from analyzer.peg.parser import run
+from analyzer.peg.scanning import Literal
+from analyzer.peg.state import MatchState
 
 
 def reasoning_then_tools() -> p.Parser:
@@ -105,3 +108,22 @@ def test_content_held_in_an_undecided_choice_is_not_reported_as_certain() -> Non
 def test_regex_near_the_end_waits_for_more_input() -> None:
     parser = p.Parser(p.call_id(p.regex(r"[a-z0-9]{9}")) + p.literal("!"))
     assert parser.parse("abc", partial=True).captures == ()
+
+
+class CountedLiteral(Literal):
+    """A literal that counts how often it is matched."""
+
+    calls = 0
+
+    def match(self, st: MatchState, pos: int) -> int:
+        self.calls += 1
+        return super().match(st, pos)
+
+
+def test_a_choice_waits_as_itself_while_the_input_ends_inside_every_prefix() -> None:
+    first = CountedLiteral("<alpha>")
+    parser = p.Parser(p.choice(first, p.literal("<also>")) + p.content(p.rest()))
+    waiting = run(parser.start, "<al", 0, partial=True)
+    assert waiting.needs_more and waiting.state.resume_pos == 0
+    assert first.calls == 0  # no alternative ran: none is decided yet
+    assert parser.parse("<also>x").captures[0].text == "x"  # then decided as before
