@@ -255,7 +255,8 @@ def test_the_parse_api_answers_the_message_and_streams_its_deltas(
     assert answer["status"] == 200 and answer["type"] == "application/json", answer
     report = json.loads(answer["text"])
     message = report["message"]
-    assert message["reasoning_content"] == "\nLook it up.\n"  # as `template-lab parse` reads it
+    # As `template-lab parse` reads it: the newline after `<think>` is layout, not reasoning.
+    assert message["reasoning_content"] == "Look it up.\n"
     assert message["content"] == "Checking."
     (call,) = message["tool_calls"]
     assert call["function"]["name"] == "get_weather"
@@ -270,7 +271,7 @@ def test_the_parse_api_answers_the_message_and_streams_its_deltas(
     kinds = [kind for kind, _ in events]
     assert kinds[-1] == "done" and set(kinds[:-1]) == {"delta"} and len(kinds) > 5, kinds
     deltas = [data["delta"] for kind, data in events if kind == "delta"]
-    assert "".join(d.get("reasoning_content", "") for d in deltas) == "\nLook it up.\n"
+    assert "".join(d.get("reasoning_content", "") for d in deltas) == "Look it up.\n"
     assert "".join(d.get("content", "") for d in deltas) == "Checking."
     arguments = "".join(call.get("function", {}).get("arguments", "")
                         for d in deltas for call in d.get("tool_calls", []))
