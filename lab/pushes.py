@@ -45,7 +45,7 @@ _kept_loop_pid = 0
 _kept_loop: asyncio.AbstractEventLoop | None = None
 
 
-def keep_a_loop(**_: object) -> None:
+def keep_a_loop() -> None:
     """Push from this process through one event loop kept in a daemon thread (a Celery pool
     process: it has no event loop of its own). The channel layer keeps its Redis connections
     per event loop: async_to_sync's new loop per push connected anew each time, 7-100 ms a

@@ -82,9 +82,13 @@ def fork_frozen() -> int:
 
 
 def _child(job: Callable[[], Any], memory_mb: int, write_fd: int) -> None:
-    cap_address_space(mapped_bytes() + memory_mb * MIB)
-    reply, status = job_reply(job)
-    try:
+    def capped() -> Any:
+        cap_address_space(mapped_bytes() + memory_mb * MIB)
+        return job()
+
+    status = EXIT_INTERNAL_ERROR
+    try:  # the cap's failure is reported like the job's: a child never unwinds
+        reply, status = job_reply(capped)
         with os.fdopen(write_fd, "wb") as pipe:
             pickle.dump(reply, pipe)
     finally:
@@ -163,9 +167,11 @@ def mapped_bytes() -> int:
         return 0
 
 
-def cap_address_space(limit: int) -> None:
-    """Lower this process's address-space limit to `limit` bytes (never raise it)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+def cap_address_space(limit: int, ceiling: tuple[int, int] | None = None) -> None:
+    """Set this process's address-space limit to `limit` bytes, never above `ceiling` (the
+    (soft, hard) limits it had; by default the current ones: a cap only ever lowers it). A
+    resident child passes the limits it was forked with, so each job gets its own cap."""
+    soft, hard = ceiling or resource.getrlimit(resource.RLIMIT_AS)
     for bound in (soft, hard):
         if bound != resource.RLIM_INFINITY:
             limit = min(limit, bound)

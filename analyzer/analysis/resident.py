@@ -35,6 +35,7 @@ from analyzer.analysis.isolated import (
     MEMORY_MB,
     MIB,
     WALL_SECONDS,
+    cap_address_space,
     fork_frozen,
     job_reply,
     mapped_bytes,
@@ -200,7 +201,7 @@ def _serve(requests: int, replies: int) -> int:
         if not data:
             return 0
         function, args, memory_mb = pickle.loads(data)
-        set_address_space(baseline + memory_mb * MIB, ceiling)
+        cap_address_space(baseline + memory_mb * MIB, ceiling)
         reply, status = job_reply(partial(function, *args))
         if status == 0 and mapped_bytes() > baseline + RECYCLE_MB * MIB:
             status = EXIT_RECYCLED
@@ -209,16 +210,6 @@ def _serve(requests: int, replies: int) -> int:
         except BrokenPipeError:  # the parent died meanwhile
             return 0
     return status
-
-
-def set_address_space(limit: int, ceiling: tuple[int, int]) -> None:
-    """Cap the address space at `limit` bytes, never above the limit the child was forked with
-    (a soft limit may go up again to the hard one; each job gets its own cap)."""
-    soft, hard = ceiling
-    for bound in (soft, hard):
-        if bound != resource.RLIM_INFINITY:
-            limit = min(limit, bound)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 def send(fd: int, payload: bytes) -> None:
