@@ -51,8 +51,10 @@ FAULT_SETTINGS = {
     "LAB_SUBMIT_WAIT_SECONDS": "0",
 }
 BOUND = 60.0  # seconds for every submission to end once the services are back
-# Each render loops first, so that an analysis lasts ~0.5 s and a kill lands mid-task.
-SLOW_PREFIX = "{%- for i in range(30000) %}{% endfor %}"
+# Each render loops first, so that an analysis lasts ~0.5 s and a kill lands mid-task. The
+# render memo runs an identical render once: 30,000 loops now made an analysis of 0.09 s, and
+# ten pastes could all end before the lab's Ctrl-C (a test failed so); 210,000 make ~0.5 s.
+SLOW_PREFIX = "{%- for i in range(7) %}{% for j in range(30000) %}{% endfor %}{% endfor %}"
 
 
 
