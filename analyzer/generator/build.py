@@ -196,6 +196,12 @@ class Dispatch(p.Expr):
     def prefix(self) -> tuple[str, bool]:
         return self.choice.prefix()
 
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.choice.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.choice.matches_at_end()
+
 
 def one_of_leading(alternatives: list[p.Expr]) -> p.Expr:
     """Choose among alternatives; dispatch on their leading literals when each has its own."""

@@ -79,6 +79,13 @@ class UnknownCall(p.Expr):
     def describe(self) -> str:
         return f"unknown-call({self.text.describe()})"
 
+    def opening_chars(self) -> frozenset[str] | None:
+        # A whole parse fails at once where no trigger starts (none starts at the end).
+        return frozenset(t[0] for t in self.triggers) if all(self.triggers) else None
+
+    def matches_at_end(self) -> bool:
+        return not all(self.triggers)
+
     def children(self) -> tuple[p.Expr, ...]:
         return (self.text,)
 

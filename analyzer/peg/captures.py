@@ -78,6 +78,15 @@ class Capture(Expr):
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
 
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.item.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.item.matches_at_end()
+
+    def never_commits(self) -> bool:
+        return self.item.never_commits()
+
 
 class ToolCapture(Expr):
     """Mark the start and end of one tool call around item."""
@@ -108,6 +117,15 @@ class ToolCapture(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()[0], False
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.item.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.item.matches_at_end()
+
+    def never_commits(self) -> bool:
+        return self.item.never_commits()
 
 
 def opened_tool(item: Expr) -> Expr:

@@ -71,6 +71,29 @@ class Expr:
         and fails when it fails (None: none such). A leaf is its own."""
         return None if self.children() else self
 
+    # What a whole (not partial) parse may skip without running an expression. Each answer
+    # promises a clean failure: FAIL with no commit (events it adds, the combinator that
+    # skips it deletes anyway). The defaults promise nothing.
+
+    def opening_chars(self) -> frozenset[str] | None:
+        """Return the characters a match can start at: before any other character, this fails
+        cleanly (None: any character may do, or an empty match)."""
+        return None
+
+    def matches_at_end(self) -> bool:
+        """Tell whether this may do anything but fail cleanly at the end of the input."""
+        return True
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        """For an expression that never commits and consumes only these characters (optional
+        whitespace; a lookahead: none), the characters; None for any other."""
+        return None
+
+    def never_commits(self) -> bool:
+        """Tell whether matching this can never commit (a leaf of peg/scanning.py, or only
+        such leaves and lookaheads)."""
+        return self.skipped_chars() is not None
+
     # Optional whitespace (sequence() fuses it with a literal next to it).
     is_space = False
 
@@ -105,6 +128,9 @@ class Eps(Expr):
 
     def describe(self) -> str:
         return "eps"
+
+    def never_commits(self) -> bool:
+        return True
 
     def prefix(self) -> tuple[str, bool]:
         return "", True
@@ -177,6 +203,36 @@ class Sequence(Expr):
     def first_leaf(self) -> Expr | None:
         return self.items[0].first_leaf()
 
+    def opening_chars(self) -> frozenset[str] | None:
+        # Leading whitespace and lookaheads consume nothing else: the first item that must
+        # consume decides, with the whitespace it may follow.
+        skipped: frozenset[str] = frozenset()
+        for item in self.items:
+            opening = item.opening_chars()
+            if opening is not None:
+                return skipped | opening
+            more = item.skipped_chars()
+            if more is None:
+                return None
+            skipped |= more
+        return None
+
+    def matches_at_end(self) -> bool:
+        # At the end nothing consumes: the first item that cannot match there decides,
+        # unless one before it may commit.
+        for item in self.items:
+            if not item.matches_at_end():
+                return False
+            if not item.never_commits():
+                return True
+        return True
+
+    def never_commits(self) -> bool:
+        return all(item.never_commits() for item in self.items)
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return _all_skipped(self.items)
+
     def prefix(self) -> tuple[str, bool]:
         text = ""
         for item in self.items:
@@ -185,6 +241,28 @@ class Sequence(Expr):
             if not exact:
                 return text, False
         return text, True
+
+
+# What an item can open with (opening_chars) and whether it may match at the end of the input.
+Opening = tuple[frozenset[str] | None, bool]
+
+
+def opening_of(item: Expr) -> Opening:
+    """Find, once per expression (rule bodies may be defined late), what a whole parse reads
+    to skip an item that cannot match: before a character outside the opening characters,
+    or at the end of the input when it cannot match there, it would fail cleanly."""
+    return item.opening_chars(), item.matches_at_end()
+
+
+def _all_skipped(items: tuple[Expr, ...]) -> frozenset[str] | None:
+    """The characters items may consume if each only skips (None if one does more)."""
+    skipped: frozenset[str] = frozenset()
+    for item in items:
+        more = item.skipped_chars()
+        if more is None:
+            return None
+        skipped |= more
+    return skipped
 
 
 def resumed(st: MatchState) -> Expr:
@@ -207,7 +285,7 @@ class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
     __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared",
-                 "shortest")
+                 "shortest", "by_start", "unstarted", "at_end")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
@@ -224,6 +302,11 @@ class Choice(Expr):
         # one, noted or not): where it fails, so do they all.
         self.shared: Expr | None = None
         self.shortest = 0  # the shortest prefix (0: an alternative has none)
+        # A whole parse's index (opening_chars): the alternatives worth trying before each
+        # character, before any other (`unstarted`), and at the end of the input.
+        self.by_start: dict[str, tuple[int, ...]] = {}
+        self.unstarted: tuple[int, ...] = ()
+        self.at_end: tuple[int, ...] = ()
 
     def match(self, st: MatchState, pos: int) -> int:
         leads = self.leads or self._compute_leads()
@@ -234,7 +317,14 @@ class Choice(Expr):
         if st.fail_pos == UNTRACED:
             if self.shared is not None and self.shared.match(st, pos) == FAIL:
                 return FAIL
-            order = self.by_char.get(text[pos], self.unled) if pos < st.n else self.everything
+            if st.partial:
+                order = self.by_char.get(text[pos], self.unled) if pos < st.n else self.everything
+            elif pos < st.n:
+                order = self.by_start.get(text[pos], self.unstarted)
+            else:
+                order = self.at_end
+            if not order:
+                return FAIL
         else:
             order = self.everything
         events_at_start = len(st.events)
@@ -297,8 +387,18 @@ class Choice(Expr):
                 i for i, (_, lead) in enumerate(leads) if not lead or lead[0] == char)
         firsts = {id(alt.first_leaf()): alt.first_leaf() for alt in self.alternatives}
         self.shared = next(iter(firsts.values())) if len(firsts) == 1 else None
+        self._index_openings()
         self.leads = tuple((alt, lead, f"`{lead}`") for alt, lead in leads)
         return self.leads
+
+    def _index_openings(self) -> None:
+        """Index the alternatives by the characters they can open with, for whole parses."""
+        openings = [alt.opening_chars() for alt in self.alternatives]
+        self.unstarted = tuple(i for i, chars in enumerate(openings) if chars is None)
+        self.at_end = tuple(i for i, alt in enumerate(self.alternatives) if alt.matches_at_end())
+        for char in frozenset().union(*(chars for chars in openings if chars is not None)):
+            self.by_start[char] = tuple(
+                i for i, chars in enumerate(openings) if chars is None or char in chars)
 
     def _hold_unless_decided(self, st: MatchState, pos: int, index: int, events: int) -> None:
         """Keep the resume point inside alternative index only if no later one can match.
@@ -331,6 +431,24 @@ class Choice(Expr):
     def prefix(self) -> tuple[str, bool]:
         return os.path.commonprefix([alt.prefix()[0] for alt in self.alternatives]), False
 
+    def opening_chars(self) -> frozenset[str] | None:
+        chars: frozenset[str] = frozenset()
+        for alt in self.alternatives:
+            opening = alt.opening_chars()
+            if opening is None:
+                return None
+            chars |= opening
+        return chars
+
+    def matches_at_end(self) -> bool:
+        return any(alt.matches_at_end() for alt in self.alternatives)
+
+    def never_commits(self) -> bool:
+        return all(alt.never_commits() for alt in self.alternatives)
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return _all_skipped(self.alternatives)
+
 
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
     """Tell whether expr does not fail outright at pos, leaving the state as it was."""
@@ -347,13 +465,19 @@ def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
 class Optional(Expr):
     """Match the item or nothing."""
 
-    __slots__ = ("item",)
+    __slots__ = ("item", "opening")
     level = POSTFIX_LEVEL
 
     def __init__(self, item: Expr) -> None:
         self.item = item
+        self.opening: Opening | None = None  # found at first use (see opening_of)
 
     def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            chars, at_end = self.opening or self._find_opening()
+            if (st.text[pos] not in chars if chars is not None and pos < st.n
+                    else pos == st.n and not at_end):
+                return pos  # the item cannot match here (see opening_of)
         events_at_start = len(st.events)
         commits = st.commits
         end = self.item.match(st, pos)
@@ -366,27 +490,46 @@ class Optional(Expr):
         del st.events[events_at_start:]
         return FAIL if st.commits != commits else pos
 
+    def _find_opening(self) -> Opening:
+        self.opening = opening_of(self.item)
+        return self.opening
+
     def describe(self) -> str:
         return wrap(self.item, ATOM_LEVEL) + "?"
 
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
 
+    def skipped_chars(self) -> frozenset[str] | None:
+        return self.item.skipped_chars()
+
+    def never_commits(self) -> bool:
+        return self.item.never_commits()
+
 
 class Repeat(Expr):
     """Match the item at least `least` and at most `most` times (None: no limit)."""
 
-    __slots__ = ("item", "least", "most")
+    __slots__ = ("item", "least", "most", "opening")
     level = POSTFIX_LEVEL
 
     def __init__(self, item: Expr, least: int, most: int | None) -> None:
         self.item = item
         self.least = least
         self.most = most
+        self.opening: Opening | None = None  # found at first use (see opening_of)
 
     def match(self, st: MatchState, pos: int) -> int:
         count = 0
+        # A whole parse stops where the item cannot start (it would fail cleanly there):
+        # see opening_of (inlined: a loop over JSON members asks at every member).
+        chars, at_end = (None, True) if st.partial or st.fail_pos != UNTRACED else (
+            self.opening or self._find_opening())
+        text, n = st.text, st.n
         while self.most is None or count < self.most:
+            if (text[pos] not in chars if chars is not None and pos < n
+                    else pos == n and not at_end):
+                return pos if count >= self.least else FAIL
             events_at_start = len(st.events)
             commits = st.commits
             end = self.item.match(st, pos)
@@ -413,6 +556,10 @@ class Repeat(Expr):
         assert rest is not None
         return st.hold_back(rest, pos, events)
 
+    def _find_opening(self) -> Opening:
+        self.opening = opening_of(self.item)
+        return self.opening
+
     def remaining(self, done: int) -> Expr | None:
         """Return the repetition left after `done` items (None when nothing is left)."""
         most = None if self.most is None else self.most - done
@@ -436,6 +583,18 @@ class Repeat(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return (self.item.prefix()[0] if self.least else ""), False
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.item.opening_chars() if self.least else None
+
+    def matches_at_end(self) -> bool:
+        return self.item.matches_at_end() if self.least else True
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return self.item.skipped_chars()
+
+    def never_commits(self) -> bool:
+        return self.item.never_commits()
 
 
 class Peek(Expr):
@@ -469,6 +628,9 @@ class Peek(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
 
+    def skipped_chars(self) -> frozenset[str] | None:
+        return frozenset()  # consumes nothing; its item's commits are undone
+
 
 class Not(Expr):
     """Succeed without consuming if the item does not match here.
@@ -477,13 +639,19 @@ class Not(Expr):
     it stopped (st.memo) instead of from pos: a long lookahead costs linear time, not
     quadratic."""
 
-    __slots__ = ("item", "expected")
+    __slots__ = ("item", "expected", "opening")
 
     def __init__(self, item: Expr) -> None:
         self.item = item
         self.expected = ""  # what a trace says, built at the first failure that records it
+        self.opening: Opening | None = None  # found at first use (see opening_of)
 
     def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            chars, at_end = self.opening or self._find_opening()
+            if (st.text[pos] not in chars if chars is not None and pos < st.n
+                    else pos == st.n and not at_end):
+                return pos  # the item cannot match here (see opening_of)
         events_at_start = len(st.events)
         commits = st.commits
         end = self._look(st, pos)
@@ -498,6 +666,10 @@ class Not(Expr):
         if not self.expected:
             self.expected = "not " + self.item.describe()
         return st.fail(pos, self.expected)
+
+    def _find_opening(self) -> Opening:
+        self.opening = opening_of(self.item)
+        return self.opening
 
     def _look(self, st: MatchState, pos: int) -> int:
         """Match the item at pos, going on from an earlier chunk's stop if there was one."""
@@ -515,6 +687,9 @@ class Not(Expr):
 
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return frozenset()  # consumes nothing; its item's commits are undone
 
 
 class Rule(Expr):
@@ -559,6 +734,42 @@ class Rule(Expr):
         finally:
             self.visiting = False
 
+    def opening_chars(self) -> frozenset[str] | None:
+        if self.body is None or self.visiting:
+            return None
+        self.visiting = True
+        try:
+            return self.body.opening_chars()
+        finally:
+            self.visiting = False
+
+    def matches_at_end(self) -> bool:
+        if self.body is None or self.visiting:
+            return True
+        self.visiting = True
+        try:
+            return self.body.matches_at_end()
+        finally:
+            self.visiting = False
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        if self.body is None or self.visiting:
+            return None
+        self.visiting = True
+        try:
+            return self.body.skipped_chars()
+        finally:
+            self.visiting = False
+
+    def never_commits(self) -> bool:
+        if self.body is None or self.visiting:
+            return False
+        self.visiting = True
+        try:
+            return self.body.never_commits()
+        finally:
+            self.visiting = False
+
 
 class Scope(Expr):
     """What is left of named rules in a resumed parse: the body, with the rules' names on the
@@ -590,6 +801,18 @@ class Scope(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return self.body.prefix()
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.body.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.body.matches_at_end()
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return self.body.skipped_chars()
+
+    def never_commits(self) -> bool:
+        return self.body.never_commits()
 
 
 def head_and_tail(items: tuple[Expr, ...]) -> tuple[Expr, Expr]:

@@ -79,6 +79,15 @@ class Noted(Expr):
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
 
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.item.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.item.matches_at_end()
+
+    def never_commits(self) -> bool:
+        return self.item.never_commits()
+
 
 def shown(text: str) -> str:
     """Quote departing text on one line (`end of input` for nothing)."""

@@ -16,6 +16,7 @@ from analyzer.peg.state import FAIL, MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
 SPACE_CHARS = " \t\r\n"
+SKIPPED_SPACE = frozenset(SPACE_CHARS)
 # A stream that re-matches an Until from the same start (a choice not yet decided) skips the
 # text it already searched once that exceeds this many characters.
 RESCAN_LIMIT = 256
@@ -64,6 +65,15 @@ class Literal(Expr):
     def prefix(self) -> tuple[str, bool]:
         return self.text, True
 
+    def opening_chars(self) -> frozenset[str] | None:
+        return frozenset(self.text[0]) if self.text else None
+
+    def matches_at_end(self) -> bool:
+        return not self.text
+
+    def never_commits(self) -> bool:
+        return True
+
 
 class Token(Literal):
     """`space literal`, `literal space` or `space literal space` in one step.
@@ -108,6 +118,11 @@ class Token(Literal):
 
     def prefix(self) -> tuple[str, bool]:
         return ("", False) if self.before else (self.text, False)
+
+    def opening_chars(self) -> frozenset[str] | None:
+        if not self.text:
+            return None
+        return frozenset(SPACE_CHARS + self.text[0]) if self.before else frozenset(self.text[0])
 
     def with_space(self, before: bool, after: bool) -> Expr | None:
         return None  # already fused
@@ -177,6 +192,9 @@ class Until(Expr):
     def describe(self) -> str:
         return "until(" + ", ".join(quote(m) for m in self.markers) + ")"
 
+    def never_commits(self) -> bool:
+        return True
+
 
 class Rest(Expr):
     """Match everything to the end of the input."""
@@ -191,6 +209,9 @@ class Rest(Expr):
 
     def describe(self) -> str:
         return "rest"
+
+    def never_commits(self) -> bool:
+        return True
 
 
 class Space(Expr):
@@ -210,6 +231,9 @@ class Space(Expr):
 
     def describe(self) -> str:
         return "space"
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return SKIPPED_SPACE
 
 
 class Regex(Expr):
@@ -235,6 +259,9 @@ class Regex(Expr):
     def describe(self) -> str:
         return f"/{self.pattern.pattern}/"
 
+    def never_commits(self) -> bool:
+        return True
+
 
 class End(Expr):
     """Match the end of the input."""
@@ -250,5 +277,11 @@ class End(Expr):
 
     def describe(self) -> str:
         return "end"
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return frozenset()  # fails before any character
+
+    def never_commits(self) -> bool:
+        return True
 
 
