@@ -199,3 +199,27 @@ def test_a_choice_runs_the_leaf_its_alternatives_share_once_where_it_fails() -> 
     parser.parse("x")
     assert key.calls == 1
     assert parser.parse("k?x").complete  # and where it matches, the choice still does
+
+
+def test_a_whole_parse_skips_only_what_fails_cleanly() -> None:
+    class Counted(Literal):  # keeps Literal's opening characters
+        calls = 0
+
+        def match(self, st: MatchState, pos: int) -> int:
+            self.calls += 1
+            return super().match(st, pos)
+
+    bang = Counted("!")
+    parser = p.Parser(p.literal("b") + p.optional(p.space() + bang) + p.literal("c"))
+    assert parser.parse("bc").complete
+    assert bang.calls == 0  # before `c` the optional is not run
+    with pytest.raises(PegParseError, match="expected `!` or `c`"):
+        parser.parse("b")  # at the end neither: the trace still lists what it expected
+    # An alternative that commits before it consumes is run (its failure is an error).
+    committed = p.choice(p.commit() + p.literal("a"), p.literal("b"))
+    assert committed.opening_chars() is None
+    with pytest.raises(PegParseError):
+        p.Parser(committed).parse("b")
+    assert (p.space() + p.literal("a")).opening_chars() == frozenset(" \t\r\na")
+    assert not (p.space() + p.literal("a")).matches_at_end()
+    assert (p.literal("a") + p.commit()).opening_chars() == frozenset("a")

@@ -1,0 +1,60 @@
+"""A whole parse skips expressions that cannot match where it stands (`Expr.opening_chars`,
+`matches_at_end`: peg/expressions.py). It must end, and record events, exactly as the general
+path (a run that records failures for a trace, which skips nothing) on every template's own
+rendering of a call and on that rendering broken: cut, with characters inserted or deleted,
+with a wrong function name, with broken JSON."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+from rendered_calls import analysed, render_call, template_paths
+
+from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.peg.state import MatchState
+
+
+@cache
+def rendered(path: Path) -> tuple[GeneratedParser, str] | None:
+    analysis = analysed(path)
+    if analysis.handler != "auto":
+        return None
+    result = render_call(path, analysis, "two")
+    if result is None:
+        return None
+    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
+
+
+def broken(output: str) -> list[str]:
+    """The rendering, and the rendering departed from in the ways models depart from it."""
+    found = [output, "Let me look that up.\n\n" + output, output + "\n", output + " trailing"]
+    steps = range(0, len(output), max(1, len(output) // 12))
+    found += [output[:at] for at in steps]
+    found += [output[:at] + "x" + output[at:] for at in steps]
+    found += [output[:at] + output[at + 1 :] for at in steps]
+    found += [output.replace("search_records", "search_recordz"),
+              output.replace('"query"', '"query'), output.replace(":", "", 1),
+              output.replace("{", "[", 1), output.replace("}", "", 1), output + output]
+    return found
+
+
+def outcome(parser: GeneratedParser, text: str, traced: bool) -> tuple[int, list[object]]:
+    st = MatchState(text, False, traced=traced)
+    return parser.parser.start.match(st, 0), st.events
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_whole_parses_that_skip_equal_the_general_path(path: Path) -> None:
+    found = rendered(path)
+    if found is None:
+        pytest.skip("no generated parser, or the template cannot render the call")
+    parser, rendering = found
+    for output in broken(rendering):
+        text = parser.prompt.tail + output
+        fast, general = outcome(parser, text, False), outcome(parser, text, True)
+        # The general path records failures; where the parse fails only the outcome counts.
+        assert fast[0] == general[0], output
+        if fast[0] >= 0:
+            assert fast[1] == general[1], output
