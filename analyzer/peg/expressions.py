@@ -337,14 +337,14 @@ class Choice(Expr):
             return NEED
         for index in order:
             alternative, lead, expected = leads[index]
-            if lead and not text.startswith(lead, pos) and not (
-                    st.partial and st.n - pos < len(lead) and lead.startswith(text[pos:])):
-                if pos >= st.fail_pos:
-                    st.fail(pos, expected)
-                continue
-            if alternative.plain and lead:
+            if lead:
                 if text.startswith(lead, pos):
-                    return pos + len(lead)
+                    if alternative.plain:
+                        return pos + len(lead)
+                elif not (st.partial and st.n - pos < len(lead) and lead.startswith(text[pos:])):
+                    if pos >= st.fail_pos:
+                        st.fail(pos, expected)
+                    continue
             commits = st.commits
             end = alternative.match(st, pos)
             if end >= 0:

@@ -97,9 +97,10 @@ class Parser:
     def parse(self, text: str, partial: bool = False) -> ParseResult:
         """Parse text; with partial=True the text may stop anywhere and only what is certain
         is returned."""
-        result = run(self.start, text, 0, partial)
-        events = result.certain_events()
-        return ParseResult(text=text, events=tuple(events), complete=not result.needs_more)
+        st, outcome = matched(self.start, text, 0, partial, (0, 1, 1), None)
+        if outcome != NEED:
+            return ParseResult(text=text, events=tuple(st.events), complete=True)
+        return ParseResult(text=text, events=tuple(st.events[: st.unsafe_from]), complete=False)
 
     def dump(self) -> str:
         """Return the grammar as readable PEG rules, the root first."""
