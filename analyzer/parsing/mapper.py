@@ -317,15 +317,23 @@ class MessageBuilder:
                 whole, call.buffered = "".join(call.buffered), []
                 self._args(call, type_tagged_value(whole, value_type.types))
             return
+        if not flags & (CONTINUED | PARTIAL):  # a whole value: one JSON string
+            self._args(call, encode_basestring(text))
+            return
         opening = "" if flags & CONTINUED else '"'
         closing = "" if flags & PARTIAL else '"'
         self._args(call, opening + escaped(text) + closing)
 
     def _call(self, fresh: bool = False) -> CallDraft:
         """Return the call being built (a name after a named call starts a new one)."""
-        if not self.calls or self.calls[-1].closed or (fresh and self.calls[-1].name):
-            self.calls.append(CallDraft())
-        return self.calls[-1]
+        calls = self.calls
+        if calls:
+            call = calls[-1]
+            if not call.closed and not (fresh and call.name):
+                return call
+        call = CallDraft()
+        calls.append(call)
+        return call
 
     def _args(self, call: CallDraft, text: str) -> None:
         """Append argument text; it is sent once the call has been announced."""
