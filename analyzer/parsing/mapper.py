@@ -302,14 +302,19 @@ class MessageBuilder:
         """Open one tagged argument in the arguments object."""
         if flags & PARTIAL:
             return
-        call = self._call()
-        separator = ", " if call.arg_count else "{"
+        calls = self.calls  # _call() and _args() inlined for a one-shot parse: one per argument
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
+        piece = (", " if call.arg_count else "{") + json_key(text)
         call.arg_count += 1
-        self._args(call, separator + json_key(text))
+        if self.fragments is None:
+            call.args.append(piece)
+        else:
+            self._args(call, piece)
 
     def _arg_string(self, text: str, flags: int, info: Any) -> None:
         """Add a raw tagged value: streamed as a JSON string, or typed once complete."""
-        call = self._call()
+        calls = self.calls
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
         value_type = info if isinstance(info, ValueType) else ValueType.of(info)
         if not value_type.text_only:
             call.buffered.append(text)
@@ -318,7 +323,10 @@ class MessageBuilder:
                 self._args(call, type_tagged_value(whole, value_type.types))
             return
         if not flags & (CONTINUED | PARTIAL):  # a whole value: one JSON string
-            self._args(call, encode_basestring(text))
+            if self.fragments is None:
+                call.args.append(encode_basestring(text))
+            else:
+                self._args(call, encode_basestring(text))
             return
         opening = "" if flags & CONTINUED else '"'
         closing = "" if flags & PARTIAL else '"'
