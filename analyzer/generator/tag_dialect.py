@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from analyzer.parsing.mapper import type_tagged_value
+from analyzer.parsing.mapper import JSON_TEXT, type_tagged_value
 from analyzer.peg.json_values import declared_types
 
 ITEM = "item"
@@ -35,14 +35,15 @@ class TagDialect:
 
     def to_json(self, text: str) -> str:
         """Return the JSON text of a complete value."""
-        return json.dumps(self.convert(text, self.schema), ensure_ascii=False)
+        return JSON_TEXT.encode(self.convert(text, self.schema))
 
     def convert(self, text: str, schema: Mapping[str, Any]) -> Any:
         """Convert a value: text typed by its schema, or nested elements to an object/array."""
         types = declared_types(schema)
         if types[:1] == ["string"]:
             return text  # a string first: the text as it is (no need to look for elements)
-        elements = self.elements(text)
+        # Every element begins with `<`: text without one is a scalar (elements() says None).
+        elements = self.elements(text) if "<" in text else None
         if elements is None:
             return json.loads(type_tagged_value(text, tuple(types)))
         if elements and all(name == ITEM for name, _ in elements) and (

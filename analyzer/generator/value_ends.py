@@ -108,8 +108,9 @@ class ValueText(p.Expr):
         text = st.text
         own = text.find(self.end, pos)
         limit = own if own >= 0 else st.n
-        if self.lead and text.find(self.lead, pos, limit) < 0:
-            cut, decided = -1, True  # _intruder's first answer, without its two calls
+        lead = self.lead
+        if text.find(lead, pos, limit) < 0 if lead else not self._has_lead(text, pos, limit):
+            cut, decided = -1, True  # _intruder's first answer, without its call
         else:
             cut, decided = self._intruder(st, pos, limit)
         if not decided:  # the text from cut on may still become a stop

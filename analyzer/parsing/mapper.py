@@ -30,6 +30,8 @@ NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 CALL_BREAK = "\n"
 BOOLEANS = {"true": "true", "True": "true", "false": "false", "False": "false"}
 NULLS = ("null", "None")
+# json.dumps(value, ensure_ascii=False), without building an encoder per value.
+JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
 
 
 class Fragment(NamedTuple):
@@ -86,7 +88,7 @@ def typed_json(text: str, type_name: str) -> str | None:
         value = decode_json(text, python=True)
     except (ValueError, SyntaxError):
         return None
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, wanted) else None
+    return JSON_TEXT.encode(value) if isinstance(value, wanted) else None
 
 
 def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
