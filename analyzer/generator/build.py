@@ -12,7 +12,8 @@ from analyzer import peg as p
 from analyzer.analysis.diff import segmentize_markers
 from analyzer.model import Analysis, ReasoningMode, SegmentKind
 from analyzer.parsing.options import ParseOptions
-from analyzer.peg.state import FAIL, MatchState
+from analyzer.peg.expressions import CHOICE_LEVEL
+from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 Capture = Callable[[p.Expr], p.Expr]
 
@@ -201,6 +202,57 @@ class Dispatch(p.Expr):
 
     def matches_at_end(self) -> bool:
         return self.choice.matches_at_end()
+
+
+class DispatchOrElse(p.Expr):
+    """`dispatch | otherwise` (an undeclared argument, a JSON body): a whole parse that records
+    no failures takes the dispatched alternative in one step instead of two (the choice, then
+    the dispatch). Streams and traces, and any input the dispatch does not settle, run the
+    choice itself."""
+
+    __slots__ = ("choice", "dispatch")
+    level = CHOICE_LEVEL  # described as the choice it stands for
+
+    def __init__(self, dispatch: Dispatch, otherwise: p.Expr) -> None:
+        self.choice = p.choice(dispatch, otherwise)
+        self.dispatch = dispatch
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.general(st, pos)
+        found = self.dispatch.pattern.match(st.text, pos)
+        if found is not None:
+            events, commits = len(st.events), st.commits
+            end = self.dispatch.table[found.group()].match(st, pos)
+            if end >= 0:
+                return end
+            del st.events[events:]  # as the choice would on the way out
+            if st.commits != commits:
+                return FAIL
+        return self.choice.match(st, pos)
+
+    def general(self, st: MatchState, pos: int) -> int:
+        """Match as the choice does."""
+        end = self.choice.match(st, pos)
+        if end == NEED and st.resume is self.choice:
+            st.resume = self  # resumed as itself, as the choice was where it stood
+        return end
+
+    def describe(self) -> str:
+        return self.choice.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return self.choice.children()
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.choice.prefix()
+
+
+def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:
+    """Match first, or else otherwise (`first | otherwise`, one step less for a dispatch)."""
+    if isinstance(first, Dispatch):
+        return DispatchOrElse(first, otherwise)
+    return p.choice(first, otherwise)
 
 
 def one_of_leading(alternatives: list[p.Expr]) -> p.Expr:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from analyzer import peg as p
 from analyzer.analysis.diff import is_marker
-from analyzer.generator.build import Build, closing, lit
+from analyzer.generator.build import Build, closing, lit, or_else
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def layout(b: Build, call: Call) -> CallGrammar:
         opener = p.optional(opener)
     one, one_head = call.call, call.head
     if call.json is not None:  # a JSON body in the wrapper: tried once the call is not there
-        one, one_head = p.choice(one, call.json.body), p.choice(one_head, call.json.head)
+        one, one_head = or_else(one, call.json.body), p.choice(one_head, call.json.head)
     unit = opener + one + closing(fmt.per_call_end)
     calls = unit + p.zero_or_more(separator(fmt.call_separator) + unit)
     head = opener + one_head

@@ -9,12 +9,13 @@ text; the mapper asks this dialect, which knows the argument's schema, for its J
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from analyzer.parsing.mapper import type_tagged_value
+from analyzer.parsing.mapper import JSON_TEXT, type_tagged_value
 from analyzer.peg.json_values import declared_types
 
 ITEM = "item"
@@ -34,13 +35,16 @@ class TagDialect:
 
     def to_json(self, text: str) -> str:
         """Return the JSON text of a complete value."""
-        return json.dumps(self.convert(text, self.schema), ensure_ascii=False)
+        return JSON_TEXT.encode(self.convert(text, self.schema))
 
     def convert(self, text: str, schema: Mapping[str, Any]) -> Any:
         """Convert a value: text typed by its schema, or nested elements to an object/array."""
         types = declared_types(schema)
-        elements = self.elements(text)
-        if elements is None or types[:1] == ["string"]:
+        if types[:1] == ["string"]:
+            return text  # a string first: the text as it is (no need to look for elements)
+        # Every element begins with `<`: text without one is a scalar (elements() says None).
+        elements = self.elements(text) if "<" in text else None
+        if elements is None:
             return json.loads(type_tagged_value(text, tuple(types)))
         if elements and all(name == ITEM for name, _ in elements) and (
                 "array" in types or not types):
@@ -81,13 +85,11 @@ class TagDialect:
             return None
         return name, text[close + 1 : end], end + len(ending)
 
+    @cached_property
+    def gaps(self) -> re.Pattern[str]:
+        """Separators and whitespace (`\\s` is what str.isspace() accepts), in any order."""
+        return re.compile(rf"(?:\s|{re.escape(self.separator)})*" if self.separator else r"\s*")
+
     def skip(self, text: str, pos: int) -> int:
         """Skip separators and whitespace."""
-        while True:
-            start = pos
-            while pos < len(text) and text[pos].isspace():
-                pos += 1
-            if self.separator and text.startswith(self.separator, pos):
-                pos += len(self.separator)
-            if pos == start:
-                return pos
+        return self.gaps.match(text, pos).end()  # type: ignore[union-attr]  # * always matches

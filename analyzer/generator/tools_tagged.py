@@ -22,6 +22,7 @@ from analyzer.generator.build import (
     lit,
     maybe,
     one_of_leading,
+    or_else,
     spaced,
 )
 from analyzer.generator.call_ids import id_at, named, plain_name
@@ -112,7 +113,7 @@ def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:
     # An argument the schema does not declare is kept (data is never dropped), and noted.
     undeclared = p.noted(UndeclaredArgument(b), "unknown_parameter", "accepted",
                          f"a declared parameter ({names})")
-    one = p.choice(one_of_leading(declared), undeclared) if declared else undeclared
+    one = or_else(one_of_leading(declared), undeclared) if declared else undeclared
     sep = b.analysis.tools.arguments.separator.strip()
     between = p.space() + p.optional(p.literal(sep)) + p.space() if sep else p.space()
     return p.optional(one + p.zero_or_more(between + one))

@@ -107,7 +107,12 @@ class ValueText(p.Expr):
     def match(self, st: MatchState, pos: int) -> int:
         text = st.text
         own = text.find(self.end, pos)
-        cut, decided = self._intruder(st, pos, own if own >= 0 else st.n)
+        limit = own if own >= 0 else st.n
+        lead = self.lead
+        if text.find(lead, pos, limit) < 0 if lead else not self._has_lead(text, pos, limit):
+            cut, decided = -1, True  # _intruder's first answer, without its call
+        else:
+            cut, decided = self._intruder(st, pos, limit)
         if not decided:  # the text from cut on may still become a stop
             return self._wait(st, pos, cut)
         if cut < 0 and own >= 0:

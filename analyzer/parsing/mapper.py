@@ -30,6 +30,8 @@ NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 CALL_BREAK = "\n"
 BOOLEANS = {"true": "true", "True": "true", "false": "false", "False": "false"}
 NULLS = ("null", "None")
+# json.dumps(value, ensure_ascii=False), without building an encoder per value.
+JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
 
 
 class Fragment(NamedTuple):
@@ -86,7 +88,7 @@ def typed_json(text: str, type_name: str) -> str | None:
         value = decode_json(text, python=True)
     except (ValueError, SyntaxError):
         return None
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, wanted) else None
+    return JSON_TEXT.encode(value) if isinstance(value, wanted) else None
 
 
 def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
@@ -302,14 +304,19 @@ class MessageBuilder:
         """Open one tagged argument in the arguments object."""
         if flags & PARTIAL:
             return
-        call = self._call()
-        separator = ", " if call.arg_count else "{"
+        calls = self.calls  # _call() and _args() inlined for a one-shot parse: one per argument
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
+        piece = (", " if call.arg_count else "{") + json_key(text)
         call.arg_count += 1
-        self._args(call, separator + json_key(text))
+        if self.fragments is None:
+            call.args.append(piece)
+        else:
+            self._args(call, piece)
 
     def _arg_string(self, text: str, flags: int, info: Any) -> None:
         """Add a raw tagged value: streamed as a JSON string, or typed once complete."""
-        call = self._call()
+        calls = self.calls
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
         value_type = info if isinstance(info, ValueType) else ValueType.of(info)
         if not value_type.text_only:
             call.buffered.append(text)
@@ -317,15 +324,26 @@ class MessageBuilder:
                 whole, call.buffered = "".join(call.buffered), []
                 self._args(call, type_tagged_value(whole, value_type.types))
             return
+        if not flags & (CONTINUED | PARTIAL):  # a whole value: one JSON string
+            if self.fragments is None:
+                call.args.append(encode_basestring(text))
+            else:
+                self._args(call, encode_basestring(text))
+            return
         opening = "" if flags & CONTINUED else '"'
         closing = "" if flags & PARTIAL else '"'
         self._args(call, opening + escaped(text) + closing)
 
     def _call(self, fresh: bool = False) -> CallDraft:
         """Return the call being built (a name after a named call starts a new one)."""
-        if not self.calls or self.calls[-1].closed or (fresh and self.calls[-1].name):
-            self.calls.append(CallDraft())
-        return self.calls[-1]
+        calls = self.calls
+        if calls:
+            call = calls[-1]
+            if not call.closed and not (fresh and call.name):
+                return call
+        call = CallDraft()
+        calls.append(call)
+        return call
 
     def _args(self, call: CallDraft, text: str) -> None:
         """Append argument text; it is sent once the call has been announced."""

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from analyzer.peg.captures import Capture, ToolCapture
+from analyzer.peg.captures import Capture, ToolCapture, capture_of
 from analyzer.peg.diagnostics import KeptAsText
 from analyzer.peg.expressions import (
     EPS,
@@ -167,7 +167,7 @@ def json_object(*members: Expr) -> Expr:
 
 def capture(role: Role, item: Expr, info: Any = None) -> Expr:
     """Tag what item matches with a role."""
-    return Capture(role, item, info)
+    return capture_of(role, item, info)
 
 
 def reasoning(item: Expr) -> Expr:
@@ -187,7 +187,7 @@ def tool(item: Expr) -> Expr:
 
 def tool_name(item: Expr) -> Expr:
     """Capture a tool call's function name."""
-    return Capture(Role.TOOL_NAME, item)
+    return capture_of(Role.TOOL_NAME, item)
 
 
 def tool_args(item: Expr) -> Expr:
@@ -202,7 +202,7 @@ def call_id(item: Expr) -> Expr:
 
 def arg_name(item: Expr) -> Expr:
     """Capture the name of one tagged argument."""
-    return Capture(Role.ARG_NAME, item)
+    return capture_of(Role.ARG_NAME, item)
 
 
 def arg_string_value(item: Expr, schema: Mapping[str, Any] | None = None) -> Expr:

@@ -14,6 +14,7 @@ from typing import Any
 from analyzer.peg.expressions import Expr, Sequence, head_and_tail
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
+from analyzer.peg.scanning import Literal
 from analyzer.peg.state import NEED, MatchState
 
 
@@ -86,6 +87,30 @@ class Capture(Expr):
 
     def never_commits(self) -> bool:
         return self.item.never_commits()
+
+
+class LiteralCapture(Capture):
+    """A capture of one literal (a function or parameter name): matched and recorded in one
+    step where it is there; anything else goes the general way."""
+
+    __slots__ = ("literal",)
+
+    def __init__(self, role: Role, item: Literal, info: Any = None) -> None:
+        super().__init__(role, item, info)
+        self.literal = item.text
+
+    def match(self, st: MatchState, pos: int) -> int:
+        literal = self.literal
+        if st.text.startswith(literal, pos):
+            end = pos + len(literal)
+            st.events.append((self.role, pos, end, self.flags, self.info))
+            return end
+        return Capture.match(self, st, pos)
+
+
+def capture_of(role: Role, item: Expr, info: Any = None) -> Capture:
+    """Capture item, in one step when it is a plain literal."""
+    return LiteralCapture(role, item, info) if type(item) is Literal else Capture(role, item, info)
 
 
 class ToolCapture(Expr):

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 from analyzer.peg.expressions import Expr
@@ -35,6 +36,11 @@ def normalize_python_json(text: str) -> str:
             return PYTHON_WORDS[word]
         if word.startswith('"') and STRING.fullmatch(word):
             return word
+        inner = word[1:-1]
+        if "\\" not in inner and inner.isprintable():
+            # No escape and nothing the compiler could refuse: the literal's value is its
+            # text (what literal_eval returns, without compiling it), as json.dumps writes it.
+            return encode_basestring(inner)
         # Templates may write newlines and tabs raw inside quotes: escape them to read them.
         return json.dumps(ast.literal_eval(word.translate(RAW_CONTROLS)), ensure_ascii=False)
 

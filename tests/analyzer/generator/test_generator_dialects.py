@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
 from analyzer.generator.dialect import QuotedDialect
 from analyzer.generator.tag_dialect import TagDialect
+from analyzer.parsing.mapper import type_tagged_value
+from analyzer.peg.json_values import declared_types
 
 GEMMA = QuotedDialect('<|"|>')
 SEP = "]<]minimax[>["
@@ -49,3 +53,66 @@ def test_a_schema_that_prefers_a_string_keeps_the_markup_as_text() -> None:
     schema = {"oneOf": [{"type": "string"}, {"type": "object"}]}
     text = f"{SEP}<text>hi{SEP}</text>"
     assert json.loads(tags(schema).to_json(text)) == text
+
+
+class LoopedTagDialect(TagDialect):
+    """The dialect as it read values before its shortcuts: whitespace skipped a character at a
+    time, and elements looked for even in a value whose schema prefers a string."""
+
+    def convert(self, text: str, schema: Mapping[str, Any]) -> Any:
+        types = declared_types(schema)
+        elements = self.elements(text)
+        if elements is None or types[:1] == ["string"]:
+            return json.loads(type_tagged_value(text, tuple(types)))
+        if elements and all(name == "item" for name, _ in elements) and (
+                "array" in types or not types):
+            items = schema.get("items") if isinstance(schema.get("items"), Mapping) else {}
+            return [self.convert(inner, items or {}) for _, inner in elements]
+        properties = schema.get("properties") or {}
+        if not properties:
+            for option in schema.get("anyOf") or schema.get("oneOf") or []:
+                properties = option.get("properties") or properties
+        return {name: self.convert(inner, properties.get(name) or {}) for name, inner in elements}
+
+    def skip(self, text: str, pos: int) -> int:
+        while True:
+            start = pos
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if self.separator and text.startswith(self.separator, pos):
+                pos += len(self.separator)
+            if pos == start:
+                return pos
+
+
+NESTED_SCHEMA = {"type": "object", "properties": {
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "who": {"type": "array", "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "age": {"type": "integer"}}}},
+    "note": {"type": ["string", "null"]}, "ok": {"type": "boolean"}, "n": {"type": "number"}}}
+NESTED = (f"{SEP}<tags>{SEP}<item> a b {SEP}</item>\n{SEP}<item>{SEP}<x>1{SEP}</x>{SEP}</item>"
+          f"{SEP}</tags> {SEP}<who>{SEP}<item>{SEP}<name>Ann{SEP}</name>{SEP}<age>41{SEP}</age>"
+          f"{SEP}</item>{SEP}</who>\u2003{SEP}<note>None{SEP}</note>{SEP}<ok>True{SEP}</ok>"
+          f"\x1c{SEP}<n>-0.5e3{SEP}</n>")
+
+
+def mutations(text: str) -> list[str]:
+    """The text cut at every length, with a character dropped or added here and there."""
+    cuts = [text[:size] for size in range(len(text) + 1)]
+    dropped = [text[:at] + text[at + 1 :] for at in range(0, len(text), 2)]
+    added = [text[:at] + extra + text[at:] for at in range(0, len(text), 5)
+             for extra in ("<", "\xa0", "x")]
+    return cuts + dropped + added
+
+
+@pytest.mark.parametrize("separator", [SEP, ""])
+@pytest.mark.parametrize("schema", [NESTED_SCHEMA, {}, {"type": "string"},
+                                    {"type": "array", "items": {"type": "integer"}},
+                                    {"anyOf": [{"type": "integer"}, {"type": "string"}]}])
+def test_tag_values_read_as_the_looped_reading_did(separator: str,
+                                                   schema: dict[str, object]) -> None:
+    text = NESTED if separator else NESTED.replace(SEP, "")
+    canonical = json.dumps(schema, sort_keys=True)
+    fast, looped = TagDialect(separator, canonical), LoopedTagDialect(separator, canonical)
+    for mutated in mutations(text):
+        assert fast.to_json(mutated) == looped.to_json(mutated), mutated

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import json
+import re
+
 import pytest
 
 from analyzer import peg as p
 from analyzer.peg import PegParseError, Role
 from analyzer.peg.json_scan import COMPLETE, INCOMPLETE, INITIAL, INVALID, PYTHON, STRICT
+from analyzer.peg.json_values import PYTHON_TOKEN, PYTHON_WORDS, RAW_CONTROLS, STRING
 
 
 def value_span(expr: p.Expr, text: str, partial: bool = False) -> str:
@@ -32,6 +37,38 @@ def test_normalize_python_json_rewrites_quotes_and_constants() -> None:
     text = "{'a': True, 'b': [None, False], 'q': 'say \"hi\"', 'e': 'it\\'s'}"
     expected = '{"a": true, "b": [null, false], "q": "say \\"hi\\"", "e": "it\'s"}'
     assert p.normalize_python_json(text) == expected
+
+
+def literal_eval_json(text: str) -> str:
+    """What normalize_python_json gave before its shortcut: every quoted token compiled."""
+
+    def rewrite(token: re.Match[str]) -> str:
+        word = token.group()
+        if word in PYTHON_WORDS:
+            return PYTHON_WORDS[word]
+        if word.startswith('"') and STRING.fullmatch(word):
+            return word
+        return json.dumps(ast.literal_eval(word.translate(RAW_CONTROLS)), ensure_ascii=False)
+
+    return PYTHON_TOKEN.sub(rewrite, text)
+
+
+@pytest.mark.parametrize("inner", [
+    "", "plain", ".cpp", 'say "hi"', "café 日本語 \U0001f600", r"tab\there", r"it\'s",
+    r"back\\slash", r"raw\nnewline escape", r"a\u00e9", r"\x41", "two\\", r"\N{BULLET}",
+    r"raw\ttab", r"nbsp\xa0", r"ctrl\x0b", r"line\u2028sep", r"nul\x00",
+])
+def test_normalize_python_json_reads_quoted_text_as_literal_eval_does(inner: str) -> None:
+    # The inner texts are written with Python escapes; decoded, they hold raw controls too.
+    for text in (inner, inner.encode().decode("unicode_escape", "ignore")):
+        for quoted in (f"['{text}', 1]", f'["{text}"]', f"{{'k': '{text}'}}"):
+            try:
+                expected = literal_eval_json(quoted)
+            except (ValueError, SyntaxError) as error:
+                with pytest.raises(type(error)):
+                    p.normalize_python_json(quoted)
+                continue
+            assert p.normalize_python_json(quoted) == expected
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pytest
 
 from analyzer import peg as p
 from analyzer.peg import PegParseError, Role
+from analyzer.peg.captures import Capture
 from analyzer.peg.parser import run
 from analyzer.peg.scanning import Literal
 from analyzer.peg.state import MatchState
@@ -127,3 +128,26 @@ def test_a_choice_waits_as_itself_while_the_input_ends_inside_every_prefix() -> 
     assert waiting.needs_more and waiting.state.resume_pos == 0
     assert first.calls == 0  # no alternative ran: none is decided yet
     assert parser.parse("<also>x").captures[0].text == "x"  # then decided as before
+
+
+def outcome(parser: p.Parser, text: str, partial: bool) -> object:
+    """The events and completeness of a parse, or its error message."""
+    try:
+        result = parser.parse(text, partial)
+    except PegParseError as error:
+        return str(error)
+    return result.events, result.complete
+
+
+@pytest.mark.parametrize("partial", [False, True])
+@pytest.mark.parametrize("text", ["<a>name</a>", "<a>nam", "<a>", "<a>other</a>", "<a>name",
+                                  "<a>namex</a>", "<a></a>", "<a>na</a>"])
+def test_a_captured_literal_matches_as_the_general_capture_does(text: str, partial: bool) -> None:
+    def grammar(named: p.Expr) -> p.Parser:
+        return p.Parser(p.tool(p.literal("<a>") + named + p.literal("</a>"))
+                        | p.content(p.until("<a>")))
+
+    fused = p.arg_name(Literal("name"))
+    assert type(fused).__name__ == "LiteralCapture"
+    general = Capture(Role.ARG_NAME, Literal("name"))
+    assert outcome(grammar(fused), text, partial) == outcome(grammar(general), text, partial)
