@@ -87,6 +87,9 @@ SILENT = frozenset({Role.TOOL_OPEN})
 # Dropped pieces of text kept before their lines are counted (a bound on the memory held).
 GONE_PIECES = 64
 
+# The roles of the events the problem watch takes.
+NOTED = frozenset({Role.PROBLEM, Role.DEVIATION})
+
 # A quiet stream's capture when the run that left it did not show it (it captured nothing).
 UNKNOWN: Any = object()
 
@@ -203,7 +206,15 @@ class StreamParser:
                 sent = sink[0](self.buffer[:end])
                 if sent:
                     deltas = [tuple.__new__(Delta, sink[1](sent))]
-        self._drop(end)
+        if self.memo:
+            self._drop(end)
+        else:  # _drop's work, inlined: most chunks of a long value come here
+            buffer = self.buffer
+            self.gone.append(buffer[:end])
+            self.buffer = buffer[end:]
+            self.offset += end
+            if len(self.gone) > GONE_PIECES:
+                self._origin()
         return deltas
 
     def _sink(self, capture: Event) -> Any:
@@ -337,7 +348,10 @@ class StreamParser:
         """Map final events to deltas (and note the problems among them)."""
         if not events:
             return []
-        self.watch.noted(events, self.buffer, self._origin)
+        for event in events:
+            if event[0] in NOTED:  # the watch is asked only when it has something to take
+                self.watch.noted(events, self.buffer, self._origin)
+                break
         builder = self.builder
         builder.apply_all(events, self.buffer)
         fragments = builder.fragments

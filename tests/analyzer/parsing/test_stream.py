@@ -512,3 +512,11 @@ def test_a_deviation_after_many_dropped_chunks_is_placed_in_the_whole_output() -
     at = text.index("nope")
     assert (deviation.kind, deviation.offset) == ("malformed_call", at)
     assert (deviation.line, deviation.column) == (201, at - text.rfind("\n", 0, at))
+
+
+def test_a_scan_skips_a_chunk_that_ends_in_half_its_marker() -> None:
+    parser = p.Parser(p.literal("<v>") + p.content(p.until("</v>")) + p.literal("</v>"))
+    fast, slow, skipped = delta_lists(parser, ["<v>ab", "cd", "e<f</", "v>"])
+    assert fast == slow
+    # "e<f</" holds no whole `</v>`: the scan reads on to before `</`, as a run would.
+    assert skipped == 2
