@@ -69,7 +69,7 @@ class UntilClosing(p.Expr):
     def waiting_end(self, text: str, at: int) -> int:
         # As match does without the closing: wait before the tail that may begin it.
         rest = text[at:] if at else text
-        if self.wake.isdisjoint(rest):
+        if self.wake is not None and self.wake.isdisjoint(rest):  # the fast answer
             return len(text)
         return -1 if self.end in rest else waiting_before_markers(text, at, self.markers)
 

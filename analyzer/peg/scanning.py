@@ -185,7 +185,7 @@ class Until(Expr):
         # Without a whole marker in the new text, the scan waits before the tail that may
         # still begin one (a chunk ending in half a marker reads on, as match does).
         rest = text[at:] if at else text
-        if self.wake.isdisjoint(rest):
+        if self.wake is not None and self.wake.isdisjoint(rest):  # the fast answer
             return len(text)
         return -1 if self.pattern.search(rest) else waiting_before_markers(text, at, self.markers)
 
