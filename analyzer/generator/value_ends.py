@@ -86,8 +86,7 @@ def declared_names(b: Build) -> list[str]:
 class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
-    __slots__ = ("end", "pad", "stops", "markers", "leads", "wake", "lead", "openers",
-                 "stop_openers")
+    __slots__ = ("end", "pad", "stops", "markers", "leads", "wake", "lead", "stop_openers")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
@@ -99,9 +98,6 @@ class ValueText(p.Expr):
         # What can move where a waiting value's certain text ends: a marker's first character,
         # or whitespace (trailing whitespace is left for the closing).
         self.wake = first_chars(self.markers) | frozenset(SPACE)
-        # Texts that may still grow into a marker (a stream asks at every chunk that holds
-        # a `<`): one set lookup instead of a startswith per declared parameter.
-        self.openers = beginnings(self.markers, proper=True)
         self.stop_openers = beginnings((*stops.markers, end), proper=False)
 
     def match(self, st: MatchState, pos: int) -> int:
@@ -146,11 +142,16 @@ class ValueText(p.Expr):
 
     def _wait(self, st: MatchState, pos: int, upto: int) -> int:
         """Need more input; everything up to where a stop (or its lead) may begin is certain."""
-        window = max(pos, upto - max(self.stops.longest, len(self.pad + self.end)))
-        if self._has_lead(st.text, window, upto):
-            upto -= held_back(st.text, pos, upto, self.markers)
-        safe = value_end(st.text, pos, upto, self.stops.mismatched)
+        safe = self._certain_end(st.text, pos, upto)
         return st.need(self, safe, safe)
+
+    def _certain_end(self, text: str, pos: int, upto: int) -> int:
+        """Return where the certain text of a value read from pos to upto ends: before the
+        tail that may still become a marker and the whitespace left for the closing."""
+        window = max(pos, upto - max(self.stops.longest, len(self.pad + self.end)))
+        if self._has_lead(text, window, upto):
+            upto -= held_back(text, pos, upto, self.markers)
+        return value_end(text, pos, upto, self.stops.mismatched)
 
     def _has_lead(self, text: str, start: int, end: int) -> bool:
         """Tell whether a stop, a tag or the closing may begin in text[start:end] (the fast
@@ -166,12 +167,12 @@ class ValueText(p.Expr):
         rest = text[at:] if at else text
         if self.lead not in rest if self.lead else not self._has_lead(rest, 0, len(rest)):
             return at + len(rest.rstrip(SPACE))
-        # All of it may still begin a marker (the closing tag coming): held where it was,
-        # unless a whole stop or the closing is already in it.
-        if (rest in self.openers and self.end not in rest
-                and not self.stops.pattern.search(rest)):
-            return at
-        return -1
+        # Without the closing or a whole stop in it, the match waits as _wait does: before
+        # the tail that may still begin a marker (a chunk that ends in `\n</para`), held
+        # where it was when all of it may.
+        if self.end in rest or self.stops.pattern.search(rest):
+            return -1
+        return at + self._certain_end(rest, 0, len(rest))
 
     def describe(self) -> str:
         return f"value-text({self.end!r})"

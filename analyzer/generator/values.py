@@ -19,7 +19,7 @@ from analyzer.model import Analysis
 from analyzer.parsing.options import canonical
 from analyzer.peg import Role
 from analyzer.peg.json_values import declared_types
-from analyzer.peg.scanning import first_chars, held_back
+from analyzer.peg.scanning import first_chars, held_back, waiting_before_markers
 from analyzer.peg.state import FAIL, MatchState
 
 QUOTES = ("'", '"')
@@ -65,6 +65,13 @@ class UntilClosing(p.Expr):
             return st.n
         safe = st.n - held_back(st.text, pos, st.n, self.markers)
         return st.need(self, safe, safe)
+
+    def waiting_end(self, text: str, at: int) -> int:
+        # As match does without the closing: wait before the tail that may begin it.
+        rest = text[at:] if at else text
+        if self.wake is not None and self.wake.isdisjoint(rest):  # the fast answer
+            return len(text)
+        return -1 if self.end in rest else waiting_before_markers(text, at, self.markers)
 
     def describe(self) -> str:
         return f"until-closing({self.end!r}, pad={self.pad!r})"

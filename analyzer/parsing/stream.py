@@ -84,6 +84,12 @@ class Delta(NamedTuple):
 # the next one does changes no delta.
 SILENT = frozenset({Role.TOOL_OPEN})
 
+# Dropped pieces of text kept before their lines are counted (a bound on the memory held).
+GONE_PIECES = 64
+
+# The roles of the events the problem watch takes.
+NOTED = frozenset({Role.PROBLEM, Role.DEVIATION})
+
 # A quiet stream's capture when the run that left it did not show it (it captured nothing).
 UNKNOWN: Any = object()
 
@@ -150,12 +156,15 @@ class StreamParser:
         self.broke = -1  # where the last break was (offset in the whole output)
         self.restarted = 0  # where the grammar last started reading a new output
         self.buffer = ""
-        self.origin = (0, 1, 1)  # offset, line, column of buffer[0] in the whole output
+        self.offset = 0  # where buffer[0] is in the whole output
+        # Offset, line and column of the start of `gone` (the text dropped since they were
+        # last counted): lines are counted only when a problem or a break needs them.
+        self.origin = (0, 1, 1)
         self.builder = MessageBuilder(record=True)
         self.finished = False
         self.watch = ProblemWatch()
         self.memo: dict[Any, Any] = {}  # lookaheads left undecided, for the next chunk
-        self.gone: list[str] = []  # text skipped runs dropped, not yet past the origin
+        self.gone: list[str] = []  # text dropped from the buffer, not yet past the origin
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
@@ -197,10 +206,15 @@ class StreamParser:
                 sent = sink[0](self.buffer[:end])
                 if sent:
                     deltas = [tuple.__new__(Delta, sink[1](sent))]
-        # Dropped lazily: the origin is only read by the next run (or a problem's event).
-        buffer = self.buffer
-        self.gone.append(buffer[:end])
-        self.buffer = buffer[end:]
+        if self.memo:
+            self._drop(end)
+        else:  # _drop's work, inlined: most chunks of a long value come here
+            buffer = self.buffer
+            self.gone.append(buffer[:end])
+            self.buffer = buffer[end:]
+            self.offset += end
+            if len(self.gone) > GONE_PIECES:
+                self._origin()
         return deltas
 
     def _sink(self, capture: Event) -> Any:
@@ -223,7 +237,6 @@ class StreamParser:
         """Map the capture stretched over buffer[:end] as a run would."""
         role, _, _, flags, info = capture
         if role is Role.PROBLEM or role is Role.DEVIATION:
-            self._forget("")
             return self._emit([(role, 0, end, flags, info)])
         handler = HANDLERS.get(role)
         builder = self.builder
@@ -276,14 +289,14 @@ class StreamParser:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
         self.quiet = None
-        if self.gone:
-            self._forget("")
         while not self.raw:
             try:
-                state, outcome = matched(self.expr, self.buffer, 0, partial, self.origin,
-                                         self.memo)
+                # A stream reads only where a run broke from its errors, not their lines:
+                # those are counted (`_origin`) only for what a break reports.
+                state, outcome = matched(self.expr, self.buffer, 0, partial,
+                                         (self.offset, 1, 1), self.memo)
             except PegParseError as error:
-                deltas += self._break(broken_at(self.expr, self.buffer, error, self.origin,
+                deltas += self._break(broken_at(self.expr, self.buffer, error, self._origin(),
                                                 self.memo, self.builder.open_call_events()))
                 continue
             events = state.events
@@ -302,7 +315,7 @@ class StreamParser:
 
     def _break(self, found: Break) -> list[Delta]:
         """Keep what came before a break, then read on from it as a new output."""
-        at = self.origin[0] + found.cut
+        at = self.offset + found.cut
         self.raw = at == self.restarted  # nothing read since: the rest can only be content
         if self.raw and self.broke == at:
             return []  # the new output broke where the last one did: one note per place
@@ -335,7 +348,10 @@ class StreamParser:
         """Map final events to deltas (and note the problems among them)."""
         if not events:
             return []
-        self.watch.noted(events, self.buffer, self.origin)
+        for event in events:
+            if event[0] in NOTED:  # the watch is asked only when it has something to take
+                self.watch.noted(events, self.buffer, self._origin)
+                break
         builder = self.builder
         builder.apply_all(events, self.buffer)
         fragments = builder.fragments
@@ -347,25 +363,30 @@ class StreamParser:
         return [delta_of(f) for f in merge_fragments(fragments)]
 
     def _drop(self, pos: int) -> None:
-        """Forget the text before pos: it is final."""
+        """Forget the text before pos: it is final (its lines are counted later)."""
         if pos == 0:
             return
-        self._forget(self.buffer[:pos])
-        self.buffer = self.buffer[pos:]
-
-    def _forget(self, gone: str) -> None:
-        """Move the origin past text dropped from the buffer (skipped runs' text first)."""
-        if self.gone:
-            self.gone.append(gone)
-            gone, self.gone = "".join(self.gone), []
-        self.watch.dropped(gone)
-        offset, line, column = self.origin
-        pos = len(gone)
-        newlines = gone.count("\n")
-        column = pos - gone.rfind("\n") if newlines else column + pos
-        self.origin = (offset + pos, line + newlines, column)
+        buffer, gone = self.buffer, self.gone
+        gone.append(buffer[:pos])
+        self.buffer = buffer[pos:]
+        self.offset = offset = self.offset + pos
+        if len(gone) > GONE_PIECES:
+            self._origin()
         if self.memo:  # lookaheads that started in the dropped text never run again
-            self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset + pos}
+            self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset}
+
+    def _origin(self) -> tuple[int, int, int]:
+        """Return the offset, line and column of buffer[0], counting the dropped text's lines
+        (and giving it to the problem watch) now."""
+        if self.gone:
+            gone, self.gone = "".join(self.gone), []
+            self.watch.dropped(gone)
+            offset, line, column = self.origin
+            pos = len(gone)
+            newlines = gone.count("\n")
+            column = pos - gone.rfind("\n") if newlines else column + pos
+            self.origin = (offset + pos, line + newlines, column)
+        return self.origin
 
 
 def head_capture(resume: Any, leaf: Expr) -> Any:

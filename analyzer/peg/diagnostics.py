@@ -10,6 +10,7 @@ The message does not change; the parse result and the stream list the problems.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,13 +208,16 @@ class ProblemWatch:
         """Add a chunk to the text of the problems still waiting for theirs."""
         self.pending = [(event, text + chunk, origin) for event, text, origin in self.pending]
 
-    def noted(self, events: list[Event], buffer: str, origin: tuple[int, int, int]) -> None:
+    def noted(self, events: list[Event], buffer: str,
+              origin: Callable[[], tuple[int, int, int]]) -> None:
         """Take the PROBLEM and DEVIATION events among a run's final events (positions in
-        buffer)."""
+        buffer); origin gives where buffer starts (asked only when there is one: it counts
+        lines and may give the watch more dropped text first)."""
         for event in events:
             if event[0] is Role.PROBLEM or event[0] is Role.DEVIATION:
+                offset, line, column = origin()
                 head = len(self.line_head)
-                start = (origin[0] - head, origin[1], origin[2] - head)
+                start = (offset - head, line, column - head)
                 self.pending.append((moved(event, head), self.line_head + buffer, start))
 
     def dropped(self, gone: str) -> None:

@@ -141,6 +141,13 @@ def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     return 0
 
 
+def waiting_before_markers(text: str, at: int, markers: tuple[str, ...]) -> int:
+    """Return where a scan up to markers that waited at `at` waits on text holding none of
+    them whole after it: before the tail that begins one (no marker can begin before `at`,
+    or the scan would have held it back)."""
+    return len(text) - held_back(text, at, len(text), markers)
+
+
 @lru_cache(maxsize=1024)
 def marker_index(markers: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, list[str]], int]:
     """Index markers for held_back (streams ask on every chunk): a pattern of their first
@@ -188,6 +195,14 @@ class Until(Expr):
             # before safe, so the next chunk's search may start there.
             st.memo[(self, st.base + pos)] = st.base + safe
         return st.need(self, safe, safe)
+
+    def waiting_end(self, text: str, at: int) -> int:
+        # Without a whole marker in the new text, the scan waits before the tail that may
+        # still begin one (a chunk ending in half a marker reads on, as match does).
+        rest = text[at:] if at else text
+        if self.wake is not None and self.wake.isdisjoint(rest):  # the fast answer
+            return len(text)
+        return -1 if self.pattern.search(rest) else waiting_before_markers(text, at, self.markers)
 
     def describe(self) -> str:
         return "until(" + ", ".join(quote(m) for m in self.markers) + ")"

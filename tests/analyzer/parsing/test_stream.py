@@ -481,3 +481,42 @@ def test_a_value_skips_runs_from_the_chunk_after_its_opening() -> None:
     # The run of "<v>ab" leaves the value's capture to continue: "cd" and "ef" need no run
     # (not only "ef", after a second run has seen the capture resume as itself).
     assert skipped == 2
+
+
+def generated_qwen3_coder() -> p.Parser:
+    if not BENCH.is_dir():
+        pytest.skip(f"bench inputs not found at {BENCH}")
+    from bench.generated import GRAMMARS as GENERATED
+
+    return GENERATED["qwen3-coder"](json.loads((BENCH / "tools.json").read_text("utf-8")))
+
+
+@pytest.mark.parametrize("tail", ["Seoul\n</par", "Seoul, a < b\n</", "a<b", "Seoul\n"])
+def test_a_value_skips_a_chunk_that_ends_where_its_closing_may_begin(tail: str) -> None:
+    head = "<tool_call>\n<function=get_weather>\n<parameter=location>\nSo "
+    rest = "ameter>\n</function>\n</tool_call>"
+    fast, slow, skipped = delta_lists(generated_qwen3_coder(), [head, tail, rest])
+    assert fast == slow
+    # Nothing in the chunk can close the value yet: the text before `\n</par` only stretches it.
+    assert skipped == 1
+
+
+def test_a_deviation_after_many_dropped_chunks_is_placed_in_the_whole_output() -> None:
+    text = "".join(f"line {n} of the answer\n" for n in range(200))
+    text += 'Done. <function=search>{"q": 1}</function><function=nope>'
+    stream = StreamParser(PARSERS["functionary"])
+    for at in range(0, len(text), 3):  # far more dropped pieces than are kept uncounted
+        stream.feed(text[at : at + 3])
+    stream.finish()
+    [deviation] = stream.deviations
+    at = text.index("nope")
+    assert (deviation.kind, deviation.offset) == ("malformed_call", at)
+    assert (deviation.line, deviation.column) == (201, at - text.rfind("\n", 0, at))
+
+
+def test_a_scan_skips_a_chunk_that_ends_in_half_its_marker() -> None:
+    parser = p.Parser(p.literal("<v>") + p.content(p.until("</v>")) + p.literal("</v>"))
+    fast, slow, skipped = delta_lists(parser, ["<v>ab", "cd", "e<f</", "v>"])
+    assert fast == slow
+    # "e<f</" holds no whole `</v>`: the scan reads on to before `</`, as a run would.
+    assert skipped == 2
