@@ -84,7 +84,8 @@ class Delta(NamedTuple):
 # the next one does changes no delta.
 SILENT = frozenset({Role.TOOL_OPEN})
 
-# Dropped pieces of text kept before their lines are counted (a bound on the memory held).
+# Dropped pieces of text a run's drop leaves uncounted (skipped runs only add theirs, as
+# before lines were counted lazily: the text of one value at most).
 GONE_PIECES = 64
 
 # The roles of the events the problem watch takes.
@@ -208,13 +209,12 @@ class StreamParser:
                     deltas = [tuple.__new__(Delta, sink[1](sent))]
         if self.memo:
             self._drop(end)
-        else:  # _drop's work, inlined: most chunks of a long value come here
+        else:  # _drop's work, inlined (most chunks of a long value come here); its pieces
+            # are counted at the next run's drop
             buffer = self.buffer
             self.gone.append(buffer[:end])
             self.buffer = buffer[end:]
             self.offset += end
-            if len(self.gone) > GONE_PIECES:
-                self._origin()
         return deltas
 
     def _sink(self, capture: Event) -> Any:

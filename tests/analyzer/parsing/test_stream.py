@@ -520,3 +520,46 @@ def test_a_scan_skips_a_chunk_that_ends_in_half_its_marker() -> None:
     assert fast == slow
     # "e<f</" holds no whole `</v>`: the scan reads on to before `</`, as a run would.
     assert skipped == 2
+
+
+def mutated(text: str, seed: int) -> str:
+    """Return text with a few edits a model might make: characters inserted (markup's
+    first characters among them), deleted, a tag's name changed, or the end cut off."""
+    rng = random.Random(seed)
+    for _ in range(4):
+        at = rng.randrange(len(text))
+        edit = rng.choice(["insert", "delete", "rename", "cut"])
+        if edit == "insert":
+            piece = rng.choice(["<", "</", "\n<", "<param", "</parameter", "x"])
+            text = text[:at] + piece + text[at:]
+        elif edit == "delete":
+            text = text[:at] + text[at + rng.randint(1, 3) :]
+        elif edit == "rename":
+            text = text.replace("<parameter=", "<parameter=zz", 1)
+        else:
+            text = text[: max(at, len(text) // 2)]
+    return text
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_skipped_runs_give_the_deltas_and_deviations_a_run_gives_on_mutated_calls(
+        seed: int) -> None:
+    parser = generated_qwen3_coder()
+    text = mutated((BENCH / "qwen3-coder" / "output-25k.txt").read_text("utf-8")[:3000], seed)
+    for size in (5, 16):
+        chunks = [text[at : at + size] for at in range(0, len(text), size)]
+        skipping, running = CountsSkips(parser), AlwaysRuns(parser)
+        fast = [d for chunk in chunks for d in skipping.feed(chunk)] + skipping.finish()
+        slow = [d for chunk in chunks for d in running.feed(chunk)] + running.finish()
+        assert fast == slow, (size, text)
+        assert skipping.deviations == running.deviations, (size, text)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+@pytest.mark.parametrize("seed", range(8))
+def test_skipped_scans_give_the_deltas_a_run_gives_on_mutated_samples(name: str, seed: int) -> None:
+    text = mutated(SAMPLES[name] * 2, seed)
+    for size in (1, 3, 16):
+        chunks = [text[at : at + size] for at in range(0, len(text), size)]
+        fast, slow, _ = delta_lists(PARSERS[name], chunks)
+        assert fast == slow, (size, text)
