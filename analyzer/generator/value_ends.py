@@ -168,6 +168,9 @@ class ValueText(p.Expr):
             return at
         return -1
 
+    def may_fail(self) -> bool:
+        return False  # any text is a value: more input only moves where it ends
+
     def describe(self) -> str:
         return f"value-text({self.end!r})"
 

@@ -173,11 +173,28 @@ class MessageBuilder:
                 return piece if sent else ""
 
             return add_argument_text
+        if role is Role.TOOL_ARGS or role is Role.ARG_JSON_VALUE:
+            return self._json_sink(flags, info)
         if role is Role.REASONING:
             return self._reasoning_sink
         if role is Role.CONTENT and not self.split:
             return self._content_sink
         return None
+
+    def _json_sink(self, flags: int, info: Any) -> Callable[[str], str] | None:
+        """The text sink of JSON argument text sent as it comes (as _json_args adds it)."""
+        if flags & (PYTHON | QUOTED) or getattr(info, "to_json", None) is not None:
+            return None  # converted once complete
+        if not self.calls or self.calls[-1].closed:
+            return None
+        call = self.calls[-1]
+        args, sent = call.args, call.announced and self.fragments is not None
+
+        def add_json_text(text: str) -> str:
+            args.append(text)
+            return text if sent else ""
+
+        return add_json_text
 
     def _reasoning_sink(self, text: str) -> str:
         self.reasoning.append(text)
