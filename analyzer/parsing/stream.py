@@ -220,6 +220,8 @@ class StreamParser:
         assert quiet is not None
         capture = quiet.capture
         deltas: list[Delta] = []
+        buffer = self.buffer
+        text = buffer[:end]
         if capture is not None:
             sink = quiet.sink
             if sink is None:
@@ -228,12 +230,11 @@ class StreamParser:
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
-                sent = sink[0](self.buffer[:end])
+                sent = sink[0](text)
                 if sent:
                     deltas = [tuple.__new__(Delta, sink[1](sent))]
         # Dropped lazily: the origin is only read by the next run (or a problem's event).
-        buffer = self.buffer
-        self.gone.append(buffer[:end])
+        self.gone.append(text)
         self.buffer = buffer[end:]
         return deltas
 

@@ -19,9 +19,10 @@ from analyzer.peg.json_scan import (
     INCOMPLETE,
     INITIAL,
     PYTHON,
+    PYTHON_BODY,
     STRICT,
+    STRICT_BODY,
     ScanState,
-    scan_string,
 )
 from analyzer.peg.state import FAIL, NEED, MatchState
 
@@ -96,8 +97,9 @@ class JsonContinue(Expr):
         # the scan stopped (before a token cut short), in the state reached there.
         state = self.state
         if state.quote:  # inside a string, most chunks stay there: one regex, no new state
-            status, end = scan_string(text, 0, state.quote, self.python)
-            if status == INCOMPLETE and end == len(text):
+            body = PYTHON_BODY[state.quote] if self.python else STRICT_BODY
+            end = body.match(text).end()  # type: ignore[union-attr]  # * always matches
+            if end == len(text):
                 return end, self
         outcome = (PYTHON if self.python else STRICT).scan(text, 0, state, final=False)
         if outcome.status != INCOMPLETE:

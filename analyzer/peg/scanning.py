@@ -174,6 +174,9 @@ class Until(Expr):
             st.memo[(self, st.base + pos)] = st.base + safe
         return st.need(self, safe, safe)
 
+    def may_fail(self) -> bool:
+        return False  # it reads to a marker or to the end
+
     def describe(self) -> str:
         return "until(" + ", ".join(quote(m) for m in self.markers) + ")"
 
@@ -188,6 +191,9 @@ class Rest(Expr):
         if st.partial:
             return st.need(self, st.n, st.n)
         return st.n
+
+    def may_fail(self) -> bool:
+        return False
 
     def describe(self) -> str:
         return "rest"
