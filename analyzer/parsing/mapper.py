@@ -162,9 +162,11 @@ class MessageBuilder:
         right after a call). Valid while no other event comes between."""
         if role is Role.ARG_STRING_VALUE and flags & CONTINUED and flags & PARTIAL:
             value_type = info if isinstance(info, ValueType) else ValueType.of(info)
-            if not value_type.text_only or not self.calls or self.calls[-1].closed:
+            if not self.calls or self.calls[-1].closed:
                 return None
             call = self.calls[-1]
+            if not value_type.text_only:  # typed once complete: held until then, unsent
+                return self._held_sink(call.buffered)
             args, sent = call.args, call.announced and self.fragments is not None
 
             def add_argument_text(text: str) -> str:
@@ -180,6 +182,16 @@ class MessageBuilder:
         if role is Role.CONTENT and not self.split:
             return self._content_sink
         return None
+
+    @staticmethod
+    def _held_sink(buffered: list[str]) -> Callable[[str], str]:
+        """The text sink of a value kept until it is complete (as _arg_string keeps it)."""
+
+        def hold_value_text(text: str) -> str:
+            buffered.append(text)
+            return ""
+
+        return hold_value_text
 
     def _json_sink(self, flags: int, info: Any) -> Callable[[str], str] | None:
         """The text sink of JSON argument text sent as it comes (as _json_args adds it)."""
