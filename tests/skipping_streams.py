@@ -22,3 +22,8 @@ class CountsSkips(StreamParser):
     def _quiet(self, end: int) -> list[Delta]:
         self.skipped += 1
         return super()._quiet(end)
+
+    def _read_on(self, quiet: Any, buffer: str) -> list[Delta] | None:
+        deltas = super()._read_on(quiet, buffer)
+        self.skipped += deltas is not None
+        return deltas

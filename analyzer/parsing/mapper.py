@@ -164,9 +164,11 @@ class MessageBuilder:
         right after a call). Valid while no other event comes between."""
         if role is Role.ARG_STRING_VALUE and flags & CONTINUED and flags & PARTIAL:
             value_type = info if isinstance(info, ValueType) else ValueType.of(info)
-            if not value_type.text_only or not self.calls or self.calls[-1].closed:
+            if not self.calls or self.calls[-1].closed:
                 return None
             call = self.calls[-1]
+            if not value_type.text_only:  # typed once complete: held until then, unsent
+                return self._held_sink(call.buffered)
             args, sent = call.args, call.announced and self.fragments is not None
 
             def add_argument_text(text: str) -> str:
@@ -175,11 +177,38 @@ class MessageBuilder:
                 return piece if sent else ""
 
             return add_argument_text
+        if role is Role.TOOL_ARGS or role is Role.ARG_JSON_VALUE:
+            return self._json_sink(flags, info)
         if role is Role.REASONING:
             return self._reasoning_sink
         if role is Role.CONTENT and not self.split:
             return self._content_sink
         return None
+
+    @staticmethod
+    def _held_sink(buffered: list[str]) -> Callable[[str], str]:
+        """The text sink of a value kept until it is complete (as _arg_string keeps it)."""
+
+        def hold_value_text(text: str) -> str:
+            buffered.append(text)
+            return ""
+
+        return hold_value_text
+
+    def _json_sink(self, flags: int, info: Any) -> Callable[[str], str] | None:
+        """The text sink of JSON argument text sent as it comes (as _json_args adds it)."""
+        if flags & (PYTHON | QUOTED) or getattr(info, "to_json", None) is not None:
+            return None  # converted once complete
+        if not self.calls or self.calls[-1].closed:
+            return None
+        call = self.calls[-1]
+        args, sent = call.args, call.announced and self.fragments is not None
+
+        def add_json_text(text: str) -> str:
+            args.append(text)
+            return text if sent else ""
+
+        return add_json_text
 
     def _reasoning_sink(self, text: str) -> str:
         self.reasoning.append(text)

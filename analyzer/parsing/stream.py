@@ -24,7 +24,7 @@ from analyzer.parsing.mapper import HANDLERS, Fragment, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
-from analyzer.peg.captures import Capture
+from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import Scope, Sequence
 from analyzer.peg.parser import matched
@@ -93,17 +93,23 @@ NOTED = frozenset({Role.PROBLEM, Role.DEVIATION})
 
 # A quiet stream's capture when the run that left it did not show it (it captured nothing).
 UNKNOWN: Any = object()
+# A quiet stream's capture when the run was held back (a choice still open before the leaf):
+# its events stay tentative and the resume point stays where it is while the leaf reads on.
+HELD: Any = object()
 
 
 class Quiet(NamedTuple):
     """A stream whose next chunks may need no run: the leaf that waits, where it waits (in the
-    buffer), the capture it stretches (None: none, UNKNOWN: not seen), and how that capture's
-    text maps to deltas (found at the first stretch; NO_SINK: through the mapper's handler)."""
+    buffer), the capture it stretches (None: none, UNKNOWN: not seen, HELD: held back), how
+    that capture's text maps to deltas (found at the first stretch; NO_SINK: through the
+    mapper's handler), and the leaf the stream's resume point still holds when a leaf that
+    moves (`Expr.moves`) has read on in a new state (None: the same leaf)."""
 
     leaf: Expr
     at: int
     capture: Any
     sink: Any = None
+    head: Any = None
 
 
 NO_SINK: Any = object()
@@ -179,14 +185,33 @@ class StreamParser:
         if watch.pending:
             watch.received(chunk)
         quiet = self.quiet
-        end = -1 if quiet is None else quiet.leaf.waiting_end(buffer, quiet.at)
-        if end >= 0 and (end == quiet.at or quiet.capture is not UNKNOWN):  # type: ignore[union-attr]
-            deltas = self._quiet(end)
-        else:
+        deltas = None
+        if quiet is not None:
+            if quiet.leaf.moves:
+                deltas = self._read_on(quiet, buffer)
+            else:
+                end = quiet.leaf.waiting_end(buffer, quiet.at)
+                if end >= 0 and (end == quiet.at or quiet.capture is not UNKNOWN):
+                    deltas = self._quiet(end)
+        if deltas is None:
             deltas = self._advance(partial=True)
         if watch.pending:
             watch.settle(final=False)
         return deltas
+
+    def _read_on(self, quiet: Quiet, buffer: str) -> list[Delta] | None:
+        """Let a leaf that moves read on from the head of the resume point, stretching its
+        capture to where it would resume, in the state it would wait in (None: run)."""
+        if quiet.capture is UNKNOWN or quiet.capture is HELD:
+            return None
+        end, leaf = quiet.leaf.read_on(buffer)
+        if end < 0:
+            return None
+        at = len(buffer) - end  # it waits at the end of the text, resumes at end
+        if leaf is not quiet.leaf or at != quiet.at:
+            head = quiet.head if leaf is quiet.leaf else quiet.head or quiet.leaf
+            self.quiet = tuple.__new__(Quiet, (leaf, at, quiet.capture, quiet.sink, head))
+        return self._stretched(end) if end else []
 
     def _quiet(self, end: int) -> list[Delta]:
         """Give a skipped run's deltas: its capture stretched to end, all of it final."""
@@ -194,8 +219,19 @@ class StreamParser:
         assert quiet is not None
         if end == quiet.at:
             return []  # the leaf waits where it did: nothing new is certain
+        if quiet.capture is HELD:  # nothing is final yet: the leaf only waits further on
+            self.quiet = tuple.__new__(Quiet, (quiet.leaf, end, HELD, None, None))
+            return []
+        return self._stretched(end)
+
+    def _stretched(self, end: int) -> list[Delta]:
+        """Stretch the quiet stream's capture over buffer[:end] and drop that text."""
+        quiet = self.quiet
+        assert quiet is not None
         capture = quiet.capture
         deltas: list[Delta] = []
+        buffer = self.buffer
+        text = buffer[:end]
         if capture is not None:
             sink = quiet.sink
             if sink is None:
@@ -204,15 +240,14 @@ class StreamParser:
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
-                sent = sink[0](self.buffer[:end])
+                sent = sink[0](text)
                 if sent:
                     deltas = [tuple.__new__(Delta, sink[1](sent))]
         if self.memo:
             self._drop(end)
         else:  # _drop's work, inlined (most chunks of a long value come here); its pieces
             # are counted at the next run's drop
-            buffer = self.buffer
-            self.gone.append(buffer[:end])
+            self.gone.append(text)
             self.buffer = buffer[end:]
             self.offset += end
         return deltas
@@ -256,18 +291,25 @@ class StreamParser:
         complete yet, even inside held text) changes nothing. When the run also resumed from
         the expression it was given, in the leaf, at the start of the text, with at most one
         capture from there to where the leaf waits, the leaf reading on stretches that
-        capture."""
+        capture. A leaf that moves (a JSON scan) stretches its capture when it is at the head
+        of the resume point, whatever its state.
+
+        A run held back before its leaf (a choice still open, its events tentative) repeats
+        itself while the leaf reads on when no hold on the way may change with more input
+        (`MatchState.shaky`): the same resume point, nothing final (HELD)."""
         leaf, events = state.leaf, state.events
-        if not isinstance(leaf, Expr) or (
-                leaf.wake is None and type(leaf).waiting_end is Expr.waiting_end):
-            return None  # a leaf that cannot tell (a JSON scan): every chunk runs
+        if not isinstance(leaf, Expr) or (leaf.wake is None and not leaf.moves
+                                          and type(leaf).waiting_end is Expr.waiting_end):
+            return None  # a leaf that cannot tell: every chunk runs
         tentative = events[state.commit_events :] if state.commit_events != len(events) else ()
-        if tentative and any(event[0] not in SILENT for event in tentative):
-            return None  # a later run may make them final: they must not be held back
         resume_pos, size = state.resume_pos, len(self.buffer)
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
+        if leaf.moves:
+            return moving_quiet(state, leaf, tentative, at)
+        if tentative and any(event[0] not in SILENT for event in tentative):
+            return None if state.shaky else Quiet(leaf, at, HELD)
         if tentative or at or not size:
             return Quiet(leaf, at, UNKNOWN)
         if state.resume is not self.expr:
@@ -288,7 +330,9 @@ class StreamParser:
     def _advance(self, partial: bool) -> list[Delta]:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
-        self.quiet = None
+        quiet, self.quiet = self.quiet, None
+        if quiet is not None and quiet.head is not None:
+            self.expr = with_leaf(self.expr, quiet.head, quiet.leaf)
         while not self.raw:
             try:
                 # A stream reads only where a run broke from its errors, not their lines:
@@ -401,11 +445,43 @@ def head_capture(resume: Any, leaf: Expr) -> Any:
             resume = resume.items[0]
         elif isinstance(resume, Scope):
             resume = resume.body
+        elif isinstance(resume, ToolCapture) and resume.opened:  # records nothing before
+            resume = resume.item
         else:
             break
     if isinstance(resume, Capture) and resume.item is leaf and resume.flags & CONTINUED:
         return (resume.role, 0, 0, resume.flags | PARTIAL, resume.info)
     return UNKNOWN
+
+
+def moving_quiet(state: MatchState, leaf: Expr, tentative: Any, at: int) -> Quiet | None:
+    """Return how a stream may skip runs while a leaf that moves reads on: only from the head
+    of the resume point (head_capture), where its capture stretches; the one tentative event
+    allowed is that capture's own unfinished tail (a token cut short, resumed from its
+    start)."""
+    capture = head_capture(state.resume, leaf)
+    if capture is UNKNOWN:
+        return None
+    if tentative and (len(tentative) > 1 or tentative[0][0] is not capture[0]
+                      or tentative[0][1] != state.resume_pos):
+        return None
+    return Quiet(leaf, at, capture)
+
+
+def with_leaf(resume: Expr, leaf: Expr, moved: Expr) -> Expr:
+    """Return resume with leaf, at its head (as head_capture finds it), replaced by the same
+    leaf in a new state, built as a run that moved the leaf would build its resume point."""
+    if resume is leaf:
+        return moved
+    if isinstance(resume, Sequence):
+        return Sequence((with_leaf(resume.items[0], leaf, moved), *resume.items[1:]))
+    if isinstance(resume, Scope):
+        return Scope(resume.names, with_leaf(resume.body, leaf, moved))
+    if isinstance(resume, ToolCapture):
+        return ToolCapture(with_leaf(resume.item, leaf, moved), opened=True)
+    assert isinstance(resume, Capture), f"{resume!r} does not hold {leaf!r} at its head"
+    return Capture(resume.role, with_leaf(resume.item, leaf, moved), resume.info,
+                   resume.flags | CONTINUED)
 
 
 def stream_parse(parser: Parser, chunks: Iterable[str]) -> list[Delta]:

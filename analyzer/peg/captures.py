@@ -73,6 +73,9 @@ class Capture(Expr):
     def first_leaf(self) -> Expr | None:
         return self.item.first_leaf()
 
+    def may_fail(self) -> bool:
+        return self.item.may_fail()
+
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
 

@@ -34,6 +34,9 @@ class Expr:
     # True for an expression that matches exactly its prefix() text and does nothing else
     # (a literal): a choice that has seen that text at the position takes it without a call.
     plain = False
+    # True for a leaf whose state moves as it reads (a JSON scan: in a string, past it):
+    # a stream asks it read_on, not waiting_end.
+    moves = False
 
     def match(self, st: MatchState, pos: int) -> int:
         """Match at pos; return the end position, FAIL or NEED."""
@@ -51,6 +54,17 @@ class Expr:
         if wake is None or not wake.isdisjoint(text[at:] if at else text):
             return -1
         return len(text)
+
+    def read_on(self, text: str) -> tuple[int, Expr]:
+        """For a leaf that moves, resumed at text[0] by a stream: how far it would read text
+        before running out again (-1: the new text may decide something), and the leaf that
+        would wait there (itself, or itself in its new state)."""
+        return -1, self
+
+    def may_fail(self) -> bool:
+        """Tell whether a match may fail (False: more input only moves where it ends). A
+        choice held open by such an alternative stays held however the input goes on."""
+        return True
 
     def describe(self) -> str:
         """Return this expression in readable PEG notation."""
@@ -416,6 +430,7 @@ class Choice(Expr):
                     later.append(alt)
             elif st.partial and left < len(lead) and lead.startswith(text[pos:]):
                 later.append(alt)
+                st.shaky = True  # more text may contradict its prefix
         if later and index == 0 and len(later) == len(self.alternatives) - 1:
             st.hold_back(self, pos, events)  # all still open: the same choice (a stream's
             # resume point then stays the same object, and nothing around it is rebuilt)
@@ -451,7 +466,8 @@ class Choice(Expr):
 
 
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
-    """Tell whether expr does not fail outright at pos, leaving the state as it was."""
+    """Tell whether expr does not fail outright at pos, leaving the state as it was (and
+    noting, as shaky, an undecided outcome that more input may turn into a failure)."""
     saved = st.save_need()
     events = len(st.events)
     commits = st.commits
@@ -459,6 +475,8 @@ def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
     del st.events[events:]
     st.commits = commits
     st.restore_need(saved)
+    if outcome == NEED and expr.may_fail():
+        st.shaky = True
     return outcome != FAIL
 
 

@@ -20,8 +20,11 @@ WHITESPACE = re.compile(r"[ \t\r\n]*")
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 NUMBER_PREFIX = re.compile(r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
 HEX_PREFIX = re.compile(r"[0-9a-fA-F]{0,4}")
-STRICT_BODY = re.compile(r'[^"\\\x00-\x1f]*')
-PYTHON_BODY = {"'": re.compile(r"[^'\\]*"), '"': re.compile(r'[^"\\]*')}
+# A string's body up to its end or an escape that is not complete and valid (one regex call
+# reads every complete escape: a stream's chunk inside a string is one call).
+STRICT_BODY = re.compile(r'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*')
+PYTHON_BODY = {"'": re.compile(r"[^'\\]*(?:\\[\s\S][^'\\]*)*"),
+               '"': re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')}
 STRICT_WORDS = ("true", "false", "null")
 PYTHON_WORDS = ("true", "false", "null", "True", "False", "None")
 CLOSER = {"{": "}", "[": "]"}

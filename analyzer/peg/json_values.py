@@ -15,7 +15,16 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from analyzer.peg.expressions import Expr
-from analyzer.peg.json_scan import COMPLETE, INCOMPLETE, INITIAL, PYTHON, STRICT, ScanState
+from analyzer.peg.json_scan import (
+    COMPLETE,
+    INCOMPLETE,
+    INITIAL,
+    PYTHON,
+    PYTHON_BODY,
+    STRICT,
+    STRICT_BODY,
+    ScanState,
+)
 from analyzer.peg.state import FAIL, NEED, MatchState
 
 DECODER = json.JSONDecoder()
@@ -84,8 +93,26 @@ class JsonContinue(Expr):
         self.python = python
         self.state = state
 
+    moves = True
+
     def match(self, st: MatchState, pos: int) -> int:
         return scan_value(st, pos, self.python, self.state, self)
+
+    def read_on(self, text: str) -> tuple[int, Expr]:
+        # A run would scan on from this state: while the value is unfinished, it resumes where
+        # the scan stopped (before a token cut short), in the state reached there.
+        state = self.state
+        if state.quote:  # inside a string, most chunks stay there: one regex, no new state
+            body = PYTHON_BODY[state.quote] if self.python else STRICT_BODY
+            end = body.match(text).end()  # type: ignore[union-attr]  # * always matches
+            if end == len(text):
+                return end, self
+        outcome = (PYTHON if self.python else STRICT).scan(text, 0, state, final=False)
+        if outcome.status != INCOMPLETE:
+            return -1, self
+        if outcome.state == state:
+            return outcome.pos, self
+        return outcome.pos, JsonContinue(self.python, outcome.state)
 
     def describe(self) -> str:
         return ("python-value" if self.python else "json-value") + "(continued)"

@@ -204,6 +204,9 @@ class Until(Expr):
             return len(text)
         return -1 if self.pattern.search(rest) else waiting_before_markers(text, at, self.markers)
 
+    def may_fail(self) -> bool:
+        return False  # it reads to a marker or to the end
+
     def describe(self) -> str:
         return "until(" + ", ".join(quote(m) for m in self.markers) + ")"
 
@@ -221,6 +224,9 @@ class Rest(Expr):
         if st.partial:
             return st.need(self, st.n, st.n)
         return st.n
+
+    def may_fail(self) -> bool:
+        return False
 
     def describe(self) -> str:
         return "rest"

@@ -51,6 +51,7 @@ class MatchState:
         "memo",
         "base",
         "leaf",
+        "shaky",
     )
 
     def __init__(
@@ -78,6 +79,9 @@ class MatchState:
         # The leaf whose input ran out (the last need()): a stream asks it which characters
         # could change its outcome (`wake`) to skip runs that cannot change anything.
         self.leaf: Resumable | None = None
+        # Set when a choice was held open by an alternative more input may still fail (or
+        # contradict): a stream must run again, not assume the hold repeats.
+        self.shaky = False
         self.fail_pos = -1 if traced else UNTRACED
         self.expected: list[tuple[str, str]] = []
         self.rules: list[str] = []

@@ -563,3 +563,38 @@ def test_skipped_scans_give_the_deltas_a_run_gives_on_mutated_samples(name: str,
         chunks = [text[at : at + size] for at in range(0, len(text), size)]
         fast, slow, _ = delta_lists(PARSERS[name], chunks)
         assert fast == slow, (size, text)
+
+def test_a_value_held_open_by_a_choice_that_stays_held_skips_runs() -> None:
+    # The plain-text alternative cannot fail: until `]]>` comes, every run would hold the
+    # choice at its start with nothing final, so chunks without `]` need none.
+    cdata = p.literal("<![CDATA[") + p.content(p.until("]]>")) + p.literal("]]>")
+    parser = p.Parser(p.literal("<v>") + p.choice(cdata, p.content(p.until("</v>")))
+                      + p.literal("</v>"))
+    fast, slow, skipped = delta_lists(parser, ["<v><![CDATA[ab", "cd", "ef", "]]></v>"])
+    assert fast == slow
+    assert skipped == 2
+
+
+@pytest.mark.parametrize("later", [
+    p.literal("xyz") + p.content(p.rest()),  # kept while the text ends inside its prefix
+    p.literal("x") + p.content(p.until(">")) + p.literal(">!"),  # kept while undecided
+])
+def test_a_choice_held_open_by_an_alternative_that_may_fail_runs_again(later: p.Expr) -> None:
+    # "q" and ">?" rule the later alternative out: the first one's text becomes final.
+    parser = p.Parser(p.choice(p.literal("x") + p.content(p.until("]")) + p.literal("]"), later))
+    fast, slow, _ = delta_lists(parser, ["xy", "q", ">?", "r", "]"])
+    assert fast == slow
+    assert fast and (fast[0].content or "").startswith("yq")
+
+
+def test_a_json_value_reads_on_through_strings_escapes_and_numbers_without_runs() -> None:
+    parser = p.Parser(p.literal("<a>") + p.tool(p.tool_name(p.literal("f"))
+                                                + p.tool_args(p.json_value()))
+                      + p.literal("</a>"))
+    text = '<a>f{"s": "a\\"b\\\\c\\u00e9", "n": [12.5, true, {"k": null}], "t": "end"}</a>'
+    for size in (1, 2, 5):
+        chunks = [text[at : at + size] for at in range(0, len(text), size)]
+        fast, slow, skipped = delta_lists(parser, chunks)
+        assert fast == slow
+        assert accumulate(fast) == to_message(parser.parse(text))
+        assert skipped > len(chunks) // 2, "the value's chunks need no run"
