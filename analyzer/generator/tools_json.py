@@ -9,6 +9,7 @@ Calls may sit in a `[...]` array, between section markers, or each between per-c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,8 @@ from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.peg.state import FAIL, MatchState
+from analyzer.peg.scanning import SPACE_CHARS
+from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,63 @@ def closing_quote(text: str, pos: int, quote: str) -> int:
         pos = end + 1
 
 
+class EndsBefore(p.Expr):
+    """A repetition of object members that is over, without trying a member, where the text
+    (after whitespace, with skip_space) begins with one of stops: no member can begin there.
+
+    The shortcut is for whole parses that record no failures (a member that fails records
+    what it expected); streams and traces run the repetition."""
+
+    __slots__ = ("repeat", "stops", "skip_space")
+
+    def __init__(self, repeat: p.Expr, stops: tuple[str, ...], skip_space: bool) -> None:
+        self.repeat = repeat
+        self.stops = stops
+        self.skip_space = skip_space
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            at = pos
+            if self.skip_space:
+                text, n = st.text, st.n
+                while at < n and text[at] in SPACE_CHARS:
+                    at += 1
+            if st.text.startswith(self.stops, at):
+                return pos
+        end = self.repeat.match(st, pos)
+        if end == NEED and st.resume is self.repeat:
+            st.resume = self  # the same resume point as before (a stream compares it)
+        return end
+
+    def describe(self) -> str:
+        return self.repeat.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.repeat,)
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.repeat.prefix()
+
+
+def diverge(one: str, other: str) -> bool:
+    """Tell whether neither text begins the other (no text begins with both)."""
+    return not one.startswith(other) and not other.startswith(one)
+
+
+def members_before_name(one: p.Expr, comma: p.Expr, name_key: str, keys: list[str],
+                        python: bool) -> p.Expr:
+    """Match the members before the name member; over at once at the name's key (the usual
+    first member), when no member can begin with that key's text: the other-key member
+    refuses it as reserved, and no known key's literal shares its text."""
+    repeat = p.zero_or_more(one + comma)
+    stop = json.dumps(name_key, ensure_ascii=False)
+    known = [json.dumps(key, ensure_ascii=False) for key in keys]
+    known += [f"'{key}'" for key in keys] if python else []
+    if stop != f'"{name_key}"' or not all(diverge(stop, literal) for literal in known):
+        return repeat  # an escaped key is not compared as written: no shortcut
+    return EndsBefore(repeat, (stop,), skip_space=False)
+
+
 def other_member(reserved: list[str], python: bool) -> p.Expr:
     """Match a member whose key is none of the reserved ones (its value is skipped; an
     object value, where the arguments may have gone, is noted as dropped)."""
@@ -91,8 +150,11 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     known = [p.json_key(key, python) + p.commit() + value for key, value in items]
     one = p.choice(*known, other_member([name.key, *(k for k, _ in items)], python))
     comma = p.space() + p.literal(",") + p.space()
-    before = p.literal("{") + p.space() + p.zero_or_more(one + comma)
-    whole = before + name.whole + p.zero_or_more(comma + one) + p.space() + p.literal("}")
+    keys = [k for k, _ in items]
+    before = p.literal("{") + p.space() + members_before_name(one, comma, name.key, keys, python)
+    # The members after the name are over where the object closes (the comma cannot match).
+    after = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
+    whole = before + name.whole + after + p.space() + p.literal("}")
     return Member(name.key, whole, before + name.head)
 
 

@@ -146,7 +146,7 @@ class MessageBuilder:
     def message(self) -> Message:
         """Return the message built so far."""
         calls = tuple(
-            ToolCall(name=call.name or "", arguments=joined(call.args), id=call.id)
+            ToolCall.of(call.name or "", joined(call.args), call.id)
             for call in self.calls
         )
         return Message(
