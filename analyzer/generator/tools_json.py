@@ -10,6 +10,7 @@ Calls may sit in a `[...]` array, between section markers, or each between per-c
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -204,11 +205,45 @@ def call_object(b: Build, names: list[str]) -> Member:
     return members(name, items, python)
 
 
+class SeparatorBeforeCall(p.Expr):
+    """A noted separator the template does not write between calls, read when a call's head
+    follows it. Between two calls there is usually none: a whole parse that records no
+    failures reads the separator's pattern and the head's literal beginning here, and runs
+    the noted sequence only where both are found (streams and traces always run it)."""
+
+    __slots__ = ("noted", "pattern", "lead")
+
+    def __init__(self, pattern: str, head: p.Expr) -> None:
+        found = p.regex(pattern) + p.peek(head)
+        self.noted = p.noted(found, "call_separator", "accepted",
+                             "what the template writes between calls")
+        self.pattern = re.compile(pattern)
+        self.lead = head.prefix()[0]
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            found = self.pattern.match(st.text, pos)
+            if found is None or not st.text.startswith(self.lead, found.end()):
+                return FAIL  # the regex, or the lookahead's literal check, fails
+        end = self.noted.match(st, pos)
+        if end == NEED and st.resume is self.noted:
+            st.resume = self
+        return end
+
+    def describe(self) -> str:
+        return self.noted.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.noted,)
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.noted.prefix()
+
+
 def side_by_side(pattern: str, obj: Member) -> p.Expr:
     """Match a separator the template does not write between calls, when a call follows it
     (noted: the calls are read)."""
-    found = p.regex(pattern) + p.peek(obj.head)
-    return p.noted(found, "call_separator", "accepted", "what the template writes between calls")
+    return SeparatorBeforeCall(pattern, obj.head)
 
 
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:

@@ -14,7 +14,7 @@ from rendered_calls import analysed, render_call, template_paths
 
 from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.generator.arguments import ByFirstCharacter
-from analyzer.generator.tools_json import EndsBefore
+from analyzer.generator.tools_json import EndsBefore, SeparatorBeforeCall
 from analyzer.peg import Expr
 from analyzer.peg.state import FAIL, Event, MatchState
 
@@ -25,6 +25,7 @@ EDITS = (
     ("search_records", "search_recrods"), ('}', ' }'), ('}', '},'), ('}', ', "x": 1}'),
     ('{', '{ '), ('{', '[{'), ('"', "'"), (":", " : "), ('"hotels"', "hotels"),
     ('"hotels"', '"hot\\els"'), ('"Paris"', '"Paris\\"'), ('"Paris"', '1e'),
+    ('}', '};'), ('}', '}\n'), ('}', '} ; '), ('}\n', '}\n;'),
 )
 
 
@@ -69,7 +70,7 @@ def uses_shortcuts(start: Expr) -> bool:
         if id(expr) in seen:
             continue
         seen.add(id(expr))
-        if isinstance(expr, (EndsBefore, ByFirstCharacter)):
+        if isinstance(expr, (EndsBefore, ByFirstCharacter, SeparatorBeforeCall)):
             return True
         pending.extend(expr.children())
     return False
