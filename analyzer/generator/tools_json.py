@@ -19,7 +19,10 @@ from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.peg.scanning import SPACE_CHARS
+from analyzer.peg.captures import Capture
+from analyzer.peg.expressions import Choice
+from analyzer.peg.expressions import Sequence as Items
+from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 
@@ -33,6 +36,8 @@ class Member:
 
 
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
+# What `space` matches, possessive (a PEG leaf never gives back what it read).
+SPACES = "[ \t\r\n]*+"
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -159,6 +164,80 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     return Member(name.key, whole, before + name.head)
 
 
+class NameMember(p.Expr):
+    """The name member (`"name": "f"`), read in whole parses that record no failures by one
+    regular expression made from its literals, whitespace and the captured choice of names
+    (atomic groups and possessive repeats: PEG's way of never going back); streams and traces
+    run its sequence."""
+
+    __slots__ = ("sequence", "pattern", "capture")
+
+    def __init__(self, sequence: p.Expr, pattern: str, capture: Capture) -> None:
+        self.sequence = sequence
+        self.pattern = re.compile(pattern)
+        self.capture = capture
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            found = self.pattern.match(st.text, pos)
+            if found is None:
+                return FAIL
+            capture = self.capture
+            start, end = found.span(1)
+            st.events.append((capture.role, start, end, capture.flags, capture.info))
+            return found.end()
+        end = self.sequence.match(st, pos)
+        if end == NEED and st.resume is self.sequence:
+            st.resume = self
+        return end
+
+    def describe(self) -> str:
+        return self.sequence.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.sequence,)
+
+    def first_leaf(self) -> p.Expr | None:
+        return self.sequence.first_leaf()
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.sequence.prefix()
+
+
+def leaf_pattern(expr: p.Expr) -> str | None:
+    """Return a regular expression matching as expr does in a whole parse, for a literal,
+    whitespace, a literal with whitespace around it, or a choice of literals (None: other)."""
+    if type(expr) is Literal:
+        return re.escape(expr.text)
+    if type(expr) is Space:
+        return SPACES
+    if type(expr) is Token:
+        before, after = SPACES if expr.before else "", SPACES if expr.after else ""
+        return before + re.escape(expr.text) + after
+    if isinstance(expr, Choice) and all(type(alt) is Literal for alt in expr.alternatives):
+        return "(?>" + "|".join(leaf_pattern(alt) or "" for alt in expr.alternatives) + ")"
+    return None
+
+
+def name_member(sequence: p.Expr) -> p.Expr:
+    """Return the name member's sequence read by one regular expression where its items
+    allow (leaves leaf_pattern reads, one capture of them), else the sequence itself."""
+    items = sequence.items if isinstance(sequence, Items) else (sequence,)
+    parts, captures = [], []
+    for item in items:
+        inner = item.item if isinstance(item, Capture) else item
+        pattern = leaf_pattern(inner)
+        if pattern is None:
+            return sequence
+        if isinstance(item, Capture):
+            captures.append(item)
+            pattern = f"({pattern})"
+        parts.append(pattern)
+    if len(captures) != 1:
+        return sequence
+    return NameMember(sequence, "".join(parts), captures[0])
+
+
 def quoted_name(names: list[str], python: bool) -> p.Expr:
     """Match a function name in quotes."""
     name = p.tool_name(p.literals(names))
@@ -176,7 +255,7 @@ def field_members(b: Build, names: list[str]) -> tuple[Member, list[Item]]:
     fmt = b.analysis.tools.format
     python = fmt.uses_python_dicts
     name_key, args_key = fmt.name_field.split(".")[-1], fmt.args_field.split(".")[-1]
-    name = p.json_key(name_key, python) + quoted_name(names, python)
+    name = name_member(p.json_key(name_key, python) + quoted_name(names, python))
     args = arguments_value(python)
     items: list[Item] = [(args_key, args)]
     other = SWAPPED_KEYS.get(args_key)

@@ -14,7 +14,7 @@ from rendered_calls import analysed, render_call, template_paths
 
 from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.generator.arguments import ByFirstCharacter
-from analyzer.generator.tools_json import EndsBefore, SeparatorBeforeCall
+from analyzer.generator.tools_json import EndsBefore, NameMember, SeparatorBeforeCall
 from analyzer.peg import Expr
 from analyzer.peg.state import FAIL, Event, MatchState
 
@@ -70,7 +70,7 @@ def uses_shortcuts(start: Expr) -> bool:
         if id(expr) in seen:
             continue
         seen.add(id(expr))
-        if isinstance(expr, (EndsBefore, ByFirstCharacter, SeparatorBeforeCall)):
+        if isinstance(expr, (EndsBefore, ByFirstCharacter, SeparatorBeforeCall, NameMember)):
             return True
         pending.extend(expr.children())
     return False
