@@ -220,8 +220,9 @@ def leaf_pattern(expr: p.Expr) -> str | None:
 
 
 def name_member(sequence: p.Expr) -> p.Expr:
-    """Return the name member's sequence read by one regular expression where its items
-    allow (leaves leaf_pattern reads, one capture of them), else the sequence itself."""
+    """Return the name member's sequence (or the name as the key, `{"f":`) read by one
+    regular expression where its items allow (leaves leaf_pattern reads, one capture of
+    them), else the sequence itself."""
     items = sequence.items if isinstance(sequence, Items) else (sequence,)
     parts, captures = [], []
     for item in items:
@@ -271,7 +272,7 @@ def call_object(b: Build, names: list[str]) -> Member:
     python = fmt.uses_python_dicts
     if fmt.fun_name_is_key:
         key = p.literal("{") + p.space() + quoted_name(names, python) + p.space()
-        key += p.literal(":")
+        key = name_member(key + p.literal(":"))
         args = p.space() + arguments_value(python) + p.space() + p.literal("}")
         return Member("", key + p.commit() + args, key)
     name, items = field_members(b, names)
