@@ -9,6 +9,8 @@ Calls may sit in a `[...]` array, between section markers, or each between per-c
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +19,11 @@ from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.peg.state import FAIL, MatchState
+from analyzer.peg.captures import Capture
+from analyzer.peg.expressions import Choice
+from analyzer.peg.expressions import Sequence as Items
+from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
+from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,8 @@ class Member:
 
 
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
+# What `space` matches, possessive (a PEG leaf never gives back what it read).
+SPACES = "[ \t\r\n]*+"
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -74,6 +82,63 @@ def closing_quote(text: str, pos: int, quote: str) -> int:
         pos = end + 1
 
 
+class EndsBefore(p.Expr):
+    """A repetition of object members that is over, without trying a member, where the text
+    (after whitespace, with skip_space) begins with one of stops: no member can begin there.
+
+    The shortcut is for whole parses that record no failures (a member that fails records
+    what it expected); streams and traces run the repetition."""
+
+    __slots__ = ("repeat", "stops", "skip_space")
+
+    def __init__(self, repeat: p.Expr, stops: tuple[str, ...], skip_space: bool) -> None:
+        self.repeat = repeat
+        self.stops = stops
+        self.skip_space = skip_space
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            at = pos
+            if self.skip_space:
+                text, n = st.text, st.n
+                while at < n and text[at] in SPACE_CHARS:
+                    at += 1
+            if st.text.startswith(self.stops, at):
+                return pos
+        end = self.repeat.match(st, pos)
+        if end == NEED and st.resume is self.repeat:
+            st.resume = self  # the same resume point as before (a stream compares it)
+        return end
+
+    def describe(self) -> str:
+        return self.repeat.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.repeat,)
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.repeat.prefix()
+
+
+def diverge(one: str, other: str) -> bool:
+    """Tell whether neither text begins the other (no text begins with both)."""
+    return not one.startswith(other) and not other.startswith(one)
+
+
+def members_before_name(one: p.Expr, comma: p.Expr, name_key: str, keys: list[str],
+                        python: bool) -> p.Expr:
+    """Match the members before the name member; over at once at the name's key (the usual
+    first member), when no member can begin with that key's text: the other-key member
+    refuses it as reserved, and no known key's literal shares its text."""
+    repeat = p.zero_or_more(one + comma)
+    stop = json.dumps(name_key, ensure_ascii=False)
+    known = [json.dumps(key, ensure_ascii=False) for key in keys]
+    known += [f"'{key}'" for key in keys] if python else []
+    if stop != f'"{name_key}"' or not all(diverge(stop, literal) for literal in known):
+        return repeat  # an escaped key is not compared as written: no shortcut
+    return EndsBefore(repeat, (stop,), skip_space=False)
+
+
 def other_member(reserved: list[str], python: bool) -> p.Expr:
     """Match a member whose key is none of the reserved ones (its value is skipped; an
     object value, where the arguments may have gone, is noted as dropped)."""
@@ -91,9 +156,87 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     known = [p.json_key(key, python) + p.commit() + value for key, value in items]
     one = p.choice(*known, other_member([name.key, *(k for k, _ in items)], python))
     comma = p.space() + p.literal(",") + p.space()
-    before = p.literal("{") + p.space() + p.zero_or_more(one + comma)
-    whole = before + name.whole + p.zero_or_more(comma + one) + p.space() + p.literal("}")
+    keys = [k for k, _ in items]
+    before = p.literal("{") + p.space() + members_before_name(one, comma, name.key, keys, python)
+    # The members after the name are over where the object closes (the comma cannot match).
+    after = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
+    whole = before + name.whole + after + p.space() + p.literal("}")
     return Member(name.key, whole, before + name.head)
+
+
+class NameMember(p.Expr):
+    """The name member (`"name": "f"`), read in whole parses that record no failures by one
+    regular expression made from its literals, whitespace and the captured choice of names
+    (atomic groups and possessive repeats: PEG's way of never going back); streams and traces
+    run its sequence."""
+
+    __slots__ = ("sequence", "pattern", "capture")
+
+    def __init__(self, sequence: p.Expr, pattern: str, capture: Capture) -> None:
+        self.sequence = sequence
+        self.pattern = re.compile(pattern)
+        self.capture = capture
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            found = self.pattern.match(st.text, pos)
+            if found is None:
+                return FAIL
+            capture = self.capture
+            start, end = found.span(1)
+            st.events.append((capture.role, start, end, capture.flags, capture.info))
+            return found.end()
+        end = self.sequence.match(st, pos)
+        if end == NEED and st.resume is self.sequence:
+            st.resume = self
+        return end
+
+    def describe(self) -> str:
+        return self.sequence.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.sequence,)
+
+    def first_leaf(self) -> p.Expr | None:
+        return self.sequence.first_leaf()
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.sequence.prefix()
+
+
+def leaf_pattern(expr: p.Expr) -> str | None:
+    """Return a regular expression matching as expr does in a whole parse, for a literal,
+    whitespace, a literal with whitespace around it, or a choice of literals (None: other)."""
+    if type(expr) is Literal:
+        return re.escape(expr.text)
+    if type(expr) is Space:
+        return SPACES
+    if type(expr) is Token:
+        before, after = SPACES if expr.before else "", SPACES if expr.after else ""
+        return before + re.escape(expr.text) + after
+    if isinstance(expr, Choice) and all(type(alt) is Literal for alt in expr.alternatives):
+        return "(?>" + "|".join(leaf_pattern(alt) or "" for alt in expr.alternatives) + ")"
+    return None
+
+
+def name_member(sequence: p.Expr) -> p.Expr:
+    """Return the name member's sequence (or the name as the key, `{"f":`) read by one
+    regular expression where its items allow (leaves leaf_pattern reads, one capture of
+    them), else the sequence itself."""
+    items = sequence.items if isinstance(sequence, Items) else (sequence,)
+    parts, captures = [], []
+    for item in items:
+        inner = item.item if isinstance(item, Capture) else item
+        pattern = leaf_pattern(inner)
+        if pattern is None:
+            return sequence
+        if isinstance(item, Capture):
+            captures.append(item)
+            pattern = f"({pattern})"
+        parts.append(pattern)
+    if len(captures) != 1:
+        return sequence
+    return NameMember(sequence, "".join(parts), captures[0])
 
 
 def quoted_name(names: list[str], python: bool) -> p.Expr:
@@ -113,7 +256,7 @@ def field_members(b: Build, names: list[str]) -> tuple[Member, list[Item]]:
     fmt = b.analysis.tools.format
     python = fmt.uses_python_dicts
     name_key, args_key = fmt.name_field.split(".")[-1], fmt.args_field.split(".")[-1]
-    name = p.json_key(name_key, python) + quoted_name(names, python)
+    name = name_member(p.json_key(name_key, python) + quoted_name(names, python))
     args = arguments_value(python)
     items: list[Item] = [(args_key, args)]
     other = SWAPPED_KEYS.get(args_key)
@@ -129,7 +272,7 @@ def call_object(b: Build, names: list[str]) -> Member:
     python = fmt.uses_python_dicts
     if fmt.fun_name_is_key:
         key = p.literal("{") + p.space() + quoted_name(names, python) + p.space()
-        key += p.literal(":")
+        key = name_member(key + p.literal(":"))
         args = p.space() + arguments_value(python) + p.space() + p.literal("}")
         return Member("", key + p.commit() + args, key)
     name, items = field_members(b, names)
@@ -142,11 +285,45 @@ def call_object(b: Build, names: list[str]) -> Member:
     return members(name, items, python)
 
 
+class SeparatorBeforeCall(p.Expr):
+    """A noted separator the template does not write between calls, read when a call's head
+    follows it. Between two calls there is usually none: a whole parse that records no
+    failures reads the separator's pattern and the head's literal beginning here, and runs
+    the noted sequence only where both are found (streams and traces always run it)."""
+
+    __slots__ = ("noted", "pattern", "lead")
+
+    def __init__(self, pattern: str, head: p.Expr) -> None:
+        found = p.regex(pattern) + p.peek(head)
+        self.noted = p.noted(found, "call_separator", "accepted",
+                             "what the template writes between calls")
+        self.pattern = re.compile(pattern)
+        self.lead = head.prefix()[0]
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            found = self.pattern.match(st.text, pos)
+            if found is None or not st.text.startswith(self.lead, found.end()):
+                return FAIL  # the regex, or the lookahead's literal check, fails
+        end = self.noted.match(st, pos)
+        if end == NEED and st.resume is self.noted:
+            st.resume = self
+        return end
+
+    def describe(self) -> str:
+        return self.noted.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return (self.noted,)
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.noted.prefix()
+
+
 def side_by_side(pattern: str, obj: Member) -> p.Expr:
     """Match a separator the template does not write between calls, when a call follows it
     (noted: the calls are read)."""
-    found = p.regex(pattern) + p.peek(obj.head)
-    return p.noted(found, "call_separator", "accepted", "what the template writes between calls")
+    return SeparatorBeforeCall(pattern, obj.head)
 
 
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:

@@ -56,7 +56,7 @@ class IdInsert:
         return ident[: self.at] + self.text + ident[self.at :]
 
 
-@dataclass
+@dataclass(slots=True)
 class CallDraft:
     """A tool call being built."""
 
@@ -148,7 +148,7 @@ class MessageBuilder:
     def message(self) -> Message:
         """Return the message built so far."""
         calls = tuple(
-            ToolCall(name=call.name or "", arguments=joined(call.args), id=call.id)
+            ToolCall.of(call.name or "", joined(call.args), call.id)
             for call in self.calls
         )
         return Message(
@@ -311,8 +311,9 @@ class MessageBuilder:
     def _json_args(self, text: str, flags: int, info: Any) -> None:
         """Add JSON argument text (python-flavoured or string-wrapped text waits until complete)."""
         call = self._call()
-        # A value in another JSON dialect carries it as info: converted once complete.
-        to_json = getattr(info, "to_json", None)
+        # A value in another JSON dialect carries it as info: converted once complete (no
+        # info, the usual case, is asked nothing: a missing attribute raises inside getattr).
+        to_json = None if info is None else getattr(info, "to_json", None)
         if to_json is None and not flags & (PYTHON | QUOTED):
             self._args(call, text)
             return

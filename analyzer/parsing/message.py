@@ -14,6 +14,14 @@ class ToolCall:
     arguments: str
     id: str = ""
 
+    @classmethod
+    def of(cls, name: str, arguments: str, id: str) -> ToolCall:
+        """Build a call as __init__ does, without a call to object.__setattr__ per field (a
+        frozen dataclass's __init__ makes three; a parse builds one call per tool call)."""
+        call = object.__new__(cls)
+        call.__dict__.update(name=name, arguments=arguments, id=id)
+        return call
+
     def to_dict(self) -> dict[str, Any]:
         """Return the OpenAI form."""
         return {

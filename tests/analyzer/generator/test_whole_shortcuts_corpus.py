@@ -1,0 +1,90 @@
+"""Whole parses take shortcuts where they record no failures (the JSON call grammar's member
+loops that end at a closing or at the name's key, arguments decoded where they are read): a
+run that records failures (a trace) takes none. Both must give the same outcome and the same
+events, for every template's rendering of two calls, and for that rendering broken in the ways
+models break it (cut, characters dropped or doubled, wrong names and keys, broken JSON)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+from rendered_calls import analysed, render_call, template_paths
+
+from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.generator.arguments import ByFirstCharacter
+from analyzer.generator.tools_json import EndsBefore, NameMember, SeparatorBeforeCall
+from analyzer.peg import Expr
+from analyzer.peg.state import FAIL, Event, MatchState
+
+EDITS = (
+    ('"name"', '"nmae"'), ('"name"', '"id": 7, "name"'), ('"name"', "'name'"),
+    ('"arguments"', '"parameters"'), ('"arguments"', '"args"'),
+    ('"arguments": {', '"arguments": "{'),
+    ("search_records", "search_recrods"), ('}', ' }'), ('}', '},'), ('}', ', "x": 1}'),
+    ('{', '{ '), ('{', '[{'), ('"', "'"), (":", " : "), ('"hotels"', "hotels"),
+    ('"hotels"', '"hot\\els"'), ('"Paris"', '"Paris\\"'), ('"Paris"', '1e'),
+    ('}', '};'), ('}', '}\n'), ('}', '} ; '), ('}\n', '}\n;'),
+)
+
+
+@cache
+def rendered(path: Path) -> tuple[GeneratedParser, str] | None:
+    analysis = analysed(path)
+    if analysis.handler != "auto":
+        return None
+    result = render_call(path, analysis, "two")
+    if result is None:
+        return None
+    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
+
+
+def variants(output: str) -> list[str]:
+    """The rendering, edited once each way, and cut at a few places."""
+    found = [output, "Sure.\n" + output]
+    for old, new in EDITS:
+        at = output.find(old)
+        if at >= 0:
+            found.append(output[:at] + new + output[at + len(old):])
+            last = output.rfind(old)
+            found.append(output[:last] + new + output[last + len(old):])
+    step = max(1, len(output) // 12)
+    for at in range(1, len(output), step):
+        found += [output[:at], output[:at] + output[at + 1:], output[:at] + output[at - 1:]]
+    return found
+
+
+def outcome(start: Expr, text: str, traced: bool) -> tuple[int, list[Event]]:
+    st = MatchState(text, partial=False, traced=traced)
+    end = start.match(st, 0)
+    return end, (st.events if end != FAIL else [])
+
+
+def uses_shortcuts(start: Expr) -> bool:
+    """Tell whether the grammar holds an expression with a whole-parse shortcut."""
+    seen: set[int] = set()
+    pending = [start]
+    while pending:
+        expr = pending.pop()
+        if id(expr) in seen:
+            continue
+        seen.add(id(expr))
+        if isinstance(expr, (EndsBefore, ByFirstCharacter, SeparatorBeforeCall, NameMember)):
+            return True
+        pending.extend(expr.children())
+    return False
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_whole_parse_shortcuts_give_the_general_paths_results(path: Path) -> None:
+    found = rendered(path)
+    if found is None:
+        pytest.skip("no generated parser, or the template cannot render the call")
+    parser, rendering = found
+    start = parser.parser.start
+    if not uses_shortcuts(start):
+        pytest.skip("no JSON arguments or call objects in this grammar")
+    for output in variants(rendering):
+        text = parser.prompt.tail + output
+        assert outcome(start, text, traced=False) == outcome(start, text, traced=True), output
