@@ -288,7 +288,7 @@ class LeadRun(p.Expr):
         self.captures = tuple((item.role, item.flags, item.info) for item in lead
                               if type(item) is LiteralCapture)
         self.commits = sum(type(item) is Commit for item in lead)
-        self.rest = p.sequence(*sequence.items[size:])
+        self.rest = sequence.items[size:]
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
@@ -299,7 +299,12 @@ class LeadRun(p.Expr):
         for group, (role, flags, info) in enumerate(self.captures, 1):
             st.events.append((role, found.start(group), found.end(group), flags, info))
         st.commits += self.commits
-        return self.rest.match(st, found.end())
+        pos = found.end()
+        for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
+            pos = item.match(st, pos)
+            if pos < 0:
+                return pos
+        return pos
 
     def describe(self) -> str:
         return self.sequence.describe()
