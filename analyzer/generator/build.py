@@ -12,7 +12,9 @@ from analyzer import peg as p
 from analyzer.analysis.diff import segmentize_markers
 from analyzer.model import Analysis, ReasoningMode, SegmentKind
 from analyzer.parsing.options import ParseOptions
-from analyzer.peg.expressions import CHOICE_LEVEL
+from analyzer.peg.captures import LiteralCapture
+from analyzer.peg.expressions import CHOICE_LEVEL, SEQUENCE_LEVEL, Commit, Sequence
+from analyzer.peg.scanning import Literal, Space, Token
 from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 Capture = Callable[[p.Expr], p.Expr]
@@ -246,6 +248,98 @@ class DispatchOrElse(p.Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return self.choice.prefix()
+
+
+SPACES = "[ \\t\\r\\n]*+"  # what Space and the whitespace of a token take: all, never less
+
+
+def lead_pattern(item: p.Expr) -> str | None:
+    """The regex of a leaf that matches what it matches in a whole parse (a literal, whitespace,
+    a commit; a captured literal, as a group of its own), or None for any other expression
+    (subclasses included: they may match otherwise)."""
+    kind = type(item)
+    if kind is Token and isinstance(item, Token):
+        return ((SPACES if item.before else "") + re.escape(item.text)
+                + (SPACES if item.after else ""))
+    if kind is Literal and isinstance(item, Literal):
+        return re.escape(item.text)
+    if kind is SpacedLiteral and isinstance(item, SpacedLiteral):
+        return SPACES + re.escape(item.text)
+    if kind is LiteralCapture and isinstance(item, LiteralCapture):
+        return "(" + re.escape(item.literal) + ")"
+    if kind is Space:
+        return SPACES
+    return "" if kind is Commit else None
+
+
+class LeadRun(p.Expr):
+    """A sequence whose leading leaves (an argument's markup: literals, whitespace, a captured
+    name, a commit) a whole untraced parse matches with one regex, recording what they record,
+    then runs the rest. Where the regex fails the sequence runs item by item, and so do
+    streams and traces: the regex only ever stands for a run that succeeds."""
+
+    __slots__ = ("sequence", "pattern", "captures", "commits", "rest")
+    level = SEQUENCE_LEVEL
+
+    def __init__(self, sequence: Sequence, size: int) -> None:
+        self.sequence = sequence
+        lead = sequence.items[:size]
+        self.pattern = re.compile("".join(lead_pattern(item) or "" for item in lead))
+        self.captures = tuple((item.role, item.flags, item.info) for item in lead
+                              if type(item) is LiteralCapture)
+        self.commits = sum(type(item) is Commit for item in lead)
+        self.rest = sequence.items[size:]
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.sequence.match(st, pos)  # its resume points, its failures
+        found = self.pattern.match(st.text, pos)
+        if found is None:
+            return self.sequence.match(st, pos)
+        for group, (role, flags, info) in enumerate(self.captures, 1):
+            st.events.append((role, found.start(group), found.end(group), flags, info))
+        st.commits += self.commits
+        pos = found.end()
+        for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
+            pos = item.match(st, pos)
+            if pos < 0:
+                return pos
+        return pos
+
+    def describe(self) -> str:
+        return self.sequence.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return self.sequence.children()
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.sequence.prefix()
+
+    def first_leaf(self) -> p.Expr | None:
+        return self.sequence.first_leaf()
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.sequence.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.sequence.matches_at_end()
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return self.sequence.skipped_chars()
+
+    def never_commits(self) -> bool:
+        return self.sequence.never_commits()
+
+
+def lead_run(expr: p.Expr) -> p.Expr:
+    """expr, its leading leaves matched in one step when it is a sequence of at least two of
+    them followed by more."""
+    if not isinstance(expr, Sequence) or type(expr) is not Sequence:
+        return expr
+    items, size = expr.items, 0
+    while size < len(items) - 1 and lead_pattern(items[size]) is not None:
+        size += 1
+    return LeadRun(expr, size) if size >= 2 else expr
 
 
 def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:

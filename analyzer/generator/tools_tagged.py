@@ -19,6 +19,7 @@ from analyzer.generator.build import (
     NAME_END,
     Build,
     closing,
+    lead_run,
     lit,
     maybe,
     one_of_leading,
@@ -51,7 +52,7 @@ def argument(b: Build, key: str, schema: Mapping[str, Any], settle: bool = True)
     if not settle:
         return opening + argument_value(b, key, schema)
     # Once the argument's name is read the value is settled: a stream may send it as it comes.
-    return opening + p.commit() + argument_value(b, key, schema)
+    return lead_run(opening + p.commit() + argument_value(b, key, schema))
 
 
 class UndeclaredArgument(p.Expr):

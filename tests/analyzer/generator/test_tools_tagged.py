@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 from rendered_calls import ARGUMENTS, analysed, checked, render_call, template_paths
 
+from analyzer import peg as p
 from analyzer.checks.verify import Rendered
 from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.generator.build import LeadRun, lead_run, spaced
 from analyzer.model import Analysis, ToolFormat
+from analyzer.peg.state import MatchState
 
 
 @cache
@@ -63,3 +66,21 @@ def test_a_left_out_closing_marker_is_read_as_there_and_noted(path: Path) -> Non
         assert [json.loads(c.arguments) for c in report.message.tool_calls] == [ARGUMENTS]
         assert [(d.kind, d.expected) for d in report.deviations] == [
             ("missing_close", f"`{marker}`")], marker
+
+
+def test_a_lead_run_matches_as_its_items_do() -> None:
+    # An argument's markup: a literal, a captured name, spaced and fused closings, a commit,
+    # whitespace; then a value. The regex stands for the items only where they all match.
+    items = p.literal("<key>") + p.arg_name(p.literal("city")) + spaced("</key>") + p.commit()
+    markup = items + p.space() + p.literal("<value>") + p.space() + p.until("</value>")
+    run = lead_run(markup)
+    assert isinstance(run, LeadRun)
+    assert run.describe() == markup.describe()
+    text = "<key>city </key>\n <value> Paris</value>"
+    inputs = [text[:at] + extra + text[at:] for at in range(len(text) + 1)
+              for extra in ("", " ", "\n", "x", "<")] + [text[:at] for at in range(len(text))]
+    for given in inputs:
+        fast, general = MatchState(given, False, traced=False), MatchState(given, False)
+        general.fail_pos = fast.fail_pos
+        assert (run.match(fast, 0), fast.events, fast.commits) == (
+            markup.match(general, 0), general.events, general.commits), given
