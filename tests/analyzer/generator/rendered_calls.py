@@ -3,15 +3,18 @@ each (verify's machinery), and a parse checked one-shot against chunked streams.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from analyzer import analyze, load_template_file
 from analyzer.analysis.pipeline import compiled
 from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
-from analyzer.generator import GeneratedParser, ParseReport
+from analyzer.generator import GeneratedParser, ParseReport, generate_parser
 from analyzer.model import Analysis
 from analyzer.parsing.message import Message
-from analyzer.parsing.stream import accumulate
+from analyzer.parsing.stream import Delta, StreamParser, accumulate
+from analyzer.peg import Expr
+from analyzer.peg.state import FAIL, Event, MatchState
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT.parent / "shared" / "corpus" / "templates"
@@ -50,3 +53,32 @@ def checked(parser: GeneratedParser, output: str, sizes: tuple[int, ...] = (1, 5
         assert accumulate(deltas + stream.finish()) == report.message, size
         assert stream.deviations == report.deviations, size
     return report
+
+
+@cache
+def generated_call(path: Path) -> tuple[GeneratedParser, str] | None:
+    """The parser generated for the template's rendering of the call (case "two") and that
+    rendering; None without a generated parser or when the template cannot render it."""
+    analysis = analysed(path)
+    if analysis.handler != "auto":
+        return None
+    result = render_call(path, analysis, "two")
+    if result is None:
+        return None
+    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
+
+
+def streamed(stream: StreamParser, tail: str, chunks: list[str]) -> list[Delta]:
+    """Feed the generation prompt's tail, then each chunk, then finish; return every delta."""
+    deltas = stream.feed(tail) if tail else []
+    for chunk in chunks:
+        deltas += stream.feed(chunk)
+    return deltas + stream.finish()
+
+
+def whole_outcome(start: Expr, text: str, traced: bool) -> tuple[int, list[Event]]:
+    """Match a whole text from its start: where it ends, and its events (none if it fails).
+    A traced run records failures and takes no whole-parse shortcut: the general path."""
+    st = MatchState(text, partial=False, traced=traced)
+    end = start.match(st, 0)
+    return end, (st.events if end != FAIL else [])

@@ -7,15 +7,16 @@ section left open, truncations, a wrong function name)."""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
-from rendered_calls import ARGUMENTS, analysed, render_call, template_paths
+from rendered_calls import (
+    ARGUMENTS,
+    generated_call,
+    streamed,
+    template_paths,
+)
 from skipping_streams import AlwaysRuns, CountsSkips
-
-from analyzer.generator import GeneratedParser, generate_parser
-from analyzer.parsing.stream import Delta, StreamParser
 
 SIZES = (1, 3, 16)
 VALUE = ARGUMENTS["query"]  # "hotels", somewhere in every rendering of the call
@@ -33,16 +34,6 @@ EDITS = (
 )
 
 
-@cache
-def rendered(path: Path) -> tuple[GeneratedParser, str] | None:
-    analysis = analysed(path)
-    if analysis.handler != "auto":
-        return None
-    result = render_call(path, analysis, "two")
-    if result is None or VALUE not in result.output:
-        return None
-    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
-
 
 def edited(output: str) -> list[str]:
     """The rendering with its value edited, cut inside and after the value, and with the
@@ -57,17 +48,11 @@ def edited(output: str) -> list[str]:
     return found
 
 
-def streamed(stream: StreamParser, tail: str, chunks: list[str]) -> list[Delta]:
-    deltas = stream.feed(tail) if tail else []
-    for chunk in chunks:
-        deltas += stream.feed(chunk)
-    return deltas + stream.finish()
-
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_streams_reading_on_equal_running_streams_on_edited_values(path: Path) -> None:
-    found = rendered(path)
-    if found is None:
+    found = generated_call(path)
+    if found is None or VALUE not in found[1]:
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found
     for output in edited(rendering):

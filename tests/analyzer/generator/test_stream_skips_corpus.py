@@ -4,28 +4,16 @@ rendering of a call, cut into chunks of several sizes, clean and with a closing 
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
-from rendered_calls import analysed, render_call, template_paths
+from rendered_calls import generated_call, streamed, template_paths
 from skipping_streams import AlwaysRuns, CountsSkips
 
-from analyzer.generator import GeneratedParser, generate_parser
-from analyzer.parsing.stream import Delta, StreamParser, accumulate
+from analyzer.parsing.stream import accumulate
 
 SIZES = (1, 2, 3, 7, 16)
 
-
-@cache
-def rendered(path: Path) -> tuple[GeneratedParser, str] | None:
-    analysis = analysed(path)
-    if analysis.handler != "auto":
-        return None
-    result = render_call(path, analysis, "two")
-    if result is None:
-        return None
-    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
 
 
 def outputs(output: str) -> list[str]:
@@ -39,16 +27,10 @@ def outputs(output: str) -> list[str]:
     return found
 
 
-def streamed(stream: StreamParser, tail: str, chunks: list[str]) -> list[Delta]:
-    deltas = stream.feed(tail) if tail else []
-    for chunk in chunks:
-        deltas += stream.feed(chunk)
-    return deltas + stream.finish()
-
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_skipping_streams_equal_running_streams_on_rendered_calls(path: Path) -> None:
-    found = rendered(path)
+    found = generated_call(path)
     if found is None:
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found

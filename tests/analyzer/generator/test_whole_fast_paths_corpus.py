@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import template_paths
-from test_stream_skips_corpus import rendered
+from rendered_calls import generated_call, template_paths
 
 from analyzer.generator import ParseReport
 from analyzer.generator.build import DispatchOrElse, LeadRun
@@ -48,7 +47,7 @@ def item_by_item(run: LeadRun, st: MatchState, pos: int) -> int:
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_whole_parse_shortcuts_equal_the_general_path(path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    found = rendered(path)
+    found = generated_call(path)
     if found is None:
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found

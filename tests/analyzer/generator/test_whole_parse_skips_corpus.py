@@ -6,25 +6,10 @@ with a wrong function name, with broken JSON."""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
-from rendered_calls import analysed, render_call, template_paths
-
-from analyzer.generator import GeneratedParser, generate_parser
-from analyzer.peg.state import MatchState
-
-
-@cache
-def rendered(path: Path) -> tuple[GeneratedParser, str] | None:
-    analysis = analysed(path)
-    if analysis.handler != "auto":
-        return None
-    result = render_call(path, analysis, "two")
-    if result is None:
-        return None
-    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
+from rendered_calls import generated_call, template_paths, whole_outcome
 
 
 def broken(output: str) -> list[str]:
@@ -40,21 +25,15 @@ def broken(output: str) -> list[str]:
     return found
 
 
-def outcome(parser: GeneratedParser, text: str, traced: bool) -> tuple[int, list[object]]:
-    st = MatchState(text, False, traced=traced)
-    return parser.parser.start.match(st, 0), st.events
-
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_whole_parses_that_skip_equal_the_general_path(path: Path) -> None:
-    found = rendered(path)
+    found = generated_call(path)
     if found is None:
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found
     for output in broken(rendering):
         text = parser.prompt.tail + output
-        fast, general = outcome(parser, text, False), outcome(parser, text, True)
+        start = parser.parser.start
         # The general path records failures; where the parse fails only the outcome counts.
-        assert fast[0] == general[0], output
-        if fast[0] >= 0:
-            assert fast[1] == general[1], output
+        assert whole_outcome(start, text, False) == whole_outcome(start, text, True), output

@@ -6,17 +6,14 @@ models break it (cut, characters dropped or doubled, wrong names and keys, broke
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
-from rendered_calls import analysed, render_call, template_paths
+from rendered_calls import generated_call, template_paths, whole_outcome
 
-from analyzer.generator import GeneratedParser, generate_parser
 from analyzer.generator.arguments import ByFirstCharacter
 from analyzer.generator.tools_json import EndsBefore, NameMember, SeparatorBeforeCall
 from analyzer.peg import Expr
-from analyzer.peg.state import FAIL, Event, MatchState
 
 EDITS = (
     ('"name"', '"nmae"'), ('"name"', '"id": 7, "name"'), ('"name"', "'name'"),
@@ -28,16 +25,6 @@ EDITS = (
     ('}', '};'), ('}', '}\n'), ('}', '} ; '), ('}\n', '}\n;'),
 )
 
-
-@cache
-def rendered(path: Path) -> tuple[GeneratedParser, str] | None:
-    analysis = analysed(path)
-    if analysis.handler != "auto":
-        return None
-    result = render_call(path, analysis, "two")
-    if result is None:
-        return None
-    return generate_parser(analysis, result.options, prompt=result.prompt), result.output
 
 
 def variants(output: str) -> list[str]:
@@ -54,11 +41,6 @@ def variants(output: str) -> list[str]:
         found += [output[:at], output[:at] + output[at + 1:], output[:at] + output[at - 1:]]
     return found
 
-
-def outcome(start: Expr, text: str, traced: bool) -> tuple[int, list[Event]]:
-    st = MatchState(text, partial=False, traced=traced)
-    end = start.match(st, 0)
-    return end, (st.events if end != FAIL else [])
 
 
 def uses_shortcuts(start: Expr) -> bool:
@@ -78,7 +60,7 @@ def uses_shortcuts(start: Expr) -> bool:
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_whole_parse_shortcuts_give_the_general_paths_results(path: Path) -> None:
-    found = rendered(path)
+    found = generated_call(path)
     if found is None:
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found
@@ -87,4 +69,4 @@ def test_whole_parse_shortcuts_give_the_general_paths_results(path: Path) -> Non
         pytest.skip("no JSON arguments or call objects in this grammar")
     for output in variants(rendering):
         text = parser.prompt.tail + output
-        assert outcome(start, text, traced=False) == outcome(start, text, traced=True), output
+        assert whole_outcome(start, text, False) == whole_outcome(start, text, True), output
