@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.peg.expressions import Expr, Sequence, head_and_tail
+from analyzer.peg.expressions import Expr, Sequence, Wrapper, head_and_tail
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.scanning import Literal
@@ -27,7 +27,7 @@ def value_flags(item: Expr) -> int:
     return 0
 
 
-class Capture(Expr):
+class Capture(Wrapper):
     """Tag the text matched by item with a role (and info for the mapper, e.g. a schema)."""
 
     __slots__ = ("role", "item", "info", "flags")
@@ -82,15 +82,6 @@ class Capture(Expr):
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
 
-    def opening_chars(self) -> frozenset[str] | None:
-        return self.item.opening_chars()
-
-    def matches_at_end(self) -> bool:
-        return self.item.matches_at_end()
-
-    def never_commits(self) -> bool:
-        return self.item.never_commits()
-
 
 class LiteralCapture(Capture):
     """A capture of one literal (a function or parameter name): matched and recorded in one
@@ -116,7 +107,7 @@ def capture_of(role: Role, item: Expr, info: Any = None) -> Capture:
     return LiteralCapture(role, item, info) if type(item) is Literal else Capture(role, item, info)
 
 
-class ToolCapture(Expr):
+class ToolCapture(Wrapper):
     """Mark the start and end of one tool call around item."""
 
     __slots__ = ("item", "opened")
@@ -145,15 +136,6 @@ class ToolCapture(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()[0], False
-
-    def opening_chars(self) -> frozenset[str] | None:
-        return self.item.opening_chars()
-
-    def matches_at_end(self) -> bool:
-        return self.item.matches_at_end()
-
-    def never_commits(self) -> bool:
-        return self.item.never_commits()
 
 
 def opened_tool(item: Expr) -> Expr:

@@ -132,6 +132,23 @@ def wrap(expr: Expr, level: int) -> str:
     return f"({text})" if expr.level < level else text
 
 
+class Wrapper(Expr):
+    """An expression around one `item` that starts, ends and commits where its item does: the
+    static questions a whole parse asks before it matches get the item's answers."""
+
+    __slots__ = ()
+    item: Expr
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.item.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.item.matches_at_end()
+
+    def never_commits(self) -> bool:
+        return self.item.never_commits()
+
+
 class Eps(Expr):
     """Match the empty string."""
 

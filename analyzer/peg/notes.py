@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.peg.errors import caret_context, line_and_column
-from analyzer.peg.expressions import Expr
+from analyzer.peg.expressions import Expr, Wrapper
 from analyzer.peg.roles import Role
 from analyzer.peg.state import FAIL, Event, MatchState
 
@@ -40,7 +40,7 @@ class Notice:
     context: str  # the line with a caret under the offset
 
 
-class Noted(Expr):
+class Noted(Wrapper):
     """Match item; when it matches, record a DEVIATION event where it starts.
 
     The event goes in before item runs, so it is final as soon as anything inside is (a
@@ -78,15 +78,6 @@ class Noted(Expr):
 
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
-
-    def opening_chars(self) -> frozenset[str] | None:
-        return self.item.opening_chars()
-
-    def matches_at_end(self) -> bool:
-        return self.item.matches_at_end()
-
-    def never_commits(self) -> bool:
-        return self.item.never_commits()
 
 
 def shown(text: str) -> str:
