@@ -161,7 +161,33 @@ def first_of(*alternatives: p.Expr | None) -> p.Expr | None:
     return p.choice(*present) if present else None
 
 
-class Dispatch(p.Expr):
+class StandsFor(p.Expr):
+    """A faster way to match an expression it stands for (`general_form`): it reads as that
+    expression in dumps, and gives its answers to the static questions a parse asks."""
+
+    __slots__ = ()
+
+    @property
+    def general_form(self) -> p.Expr:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.general_form.describe()
+
+    def children(self) -> tuple[p.Expr, ...]:
+        return self.general_form.children()
+
+    def prefix(self) -> tuple[str, bool]:
+        return self.general_form.prefix()
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return self.general_form.opening_chars()
+
+    def matches_at_end(self) -> bool:
+        return self.general_form.matches_at_end()
+
+
+class Dispatch(StandsFor):
     """An ordered choice among alternatives that each start with their own literal, picked by
     one regex match instead of trying them in turn (function names, argument names).
 
@@ -190,23 +216,12 @@ class Dispatch(p.Expr):
         del st.events[events:]
         return self.choice.match(st, pos)
 
-    def describe(self) -> str:
-        return self.choice.describe()
-
-    def children(self) -> tuple[p.Expr, ...]:
-        return self.choice.children()
-
-    def prefix(self) -> tuple[str, bool]:
-        return self.choice.prefix()
-
-    def opening_chars(self) -> frozenset[str] | None:
-        return self.choice.opening_chars()
-
-    def matches_at_end(self) -> bool:
-        return self.choice.matches_at_end()
+    @property
+    def general_form(self) -> p.Expr:
+        return self.choice
 
 
-class DispatchOrElse(p.Expr):
+class DispatchOrElse(StandsFor):
     """`dispatch | otherwise` (an undeclared argument, a JSON body): a whole parse that records
     no failures takes the dispatched alternative in one step instead of two (the choice, then
     the dispatch). Streams and traces, and any input the dispatch does not settle, run the
@@ -240,14 +255,9 @@ class DispatchOrElse(p.Expr):
             st.resume = self  # resumed as itself, as the choice was where it stood
         return end
 
-    def describe(self) -> str:
-        return self.choice.describe()
-
-    def children(self) -> tuple[p.Expr, ...]:
-        return self.choice.children()
-
-    def prefix(self) -> tuple[str, bool]:
-        return self.choice.prefix()
+    @property
+    def general_form(self) -> p.Expr:
+        return self.choice
 
 
 SPACES = "[ \\t\\r\\n]*+"  # what Space and the whitespace of a token take: all, never less
@@ -272,7 +282,7 @@ def lead_pattern(item: p.Expr) -> str | None:
     return "" if kind is Commit else None
 
 
-class LeadRun(p.Expr):
+class LeadRun(StandsFor):
     """A sequence whose leading leaves (an argument's markup: literals, whitespace, a captured
     name, a commit) a whole untraced parse matches with one regex, recording what they record,
     then runs the rest. Where the regex fails the sequence runs item by item, and so do
@@ -306,23 +316,12 @@ class LeadRun(p.Expr):
                 return pos
         return pos
 
-    def describe(self) -> str:
-        return self.sequence.describe()
-
-    def children(self) -> tuple[p.Expr, ...]:
-        return self.sequence.children()
-
-    def prefix(self) -> tuple[str, bool]:
-        return self.sequence.prefix()
+    @property
+    def general_form(self) -> p.Expr:
+        return self.sequence
 
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
-
-    def opening_chars(self) -> frozenset[str] | None:
-        return self.sequence.opening_chars()
-
-    def matches_at_end(self) -> bool:
-        return self.sequence.matches_at_end()
 
     def skipped_chars(self) -> frozenset[str] | None:
         return self.sequence.skipped_chars()
