@@ -186,6 +186,15 @@ class StandsFor(p.Expr):
     def matches_at_end(self) -> bool:
         return self.general_form.matches_at_end()
 
+    def general(self, st: MatchState, pos: int) -> int:
+        """Match as the general form does. A run that stops inside it resumes as this
+        expression, as it would have without the shortcut (a stream compares resume points)."""
+        form = self.general_form
+        end = form.match(st, pos)
+        if end == NEED and st.resume is form:
+            st.resume = self
+        return end
+
 
 class Dispatch(StandsFor):
     """An ordered choice among alternatives that each start with their own literal, picked by
@@ -247,13 +256,6 @@ class DispatchOrElse(StandsFor):
             if st.commits != commits:
                 return FAIL
         return self.choice.match(st, pos)
-
-    def general(self, st: MatchState, pos: int) -> int:
-        """Match as the choice does."""
-        end = self.choice.match(st, pos)
-        if end == NEED and st.resume is self.choice:
-            st.resume = self  # resumed as itself, as the choice was where it stood
-        return end
 
     @property
     def general_form(self) -> p.Expr:

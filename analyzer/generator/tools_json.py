@@ -17,13 +17,13 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
-from analyzer.generator.build import Build, closing, lit
+from analyzer.generator.build import Build, StandsFor, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
 from analyzer.peg.expressions import Choice
 from analyzer.peg.expressions import Sequence as Items
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
-from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
+from analyzer.peg.state import FAIL, UNTRACED, MatchState
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def closing_quote(text: str, pos: int, quote: str) -> int:
         pos = end + 1
 
 
-class EndsBefore(p.Expr):
+class EndsBefore(StandsFor):
     """A repetition of object members that is over, without trying a member, where the text
     (after whitespace, with skip_space) begins with one of stops: no member can begin there.
 
@@ -105,19 +105,11 @@ class EndsBefore(p.Expr):
                     at += 1
             if st.text.startswith(self.stops, at):
                 return pos
-        end = self.repeat.match(st, pos)
-        if end == NEED and st.resume is self.repeat:
-            st.resume = self  # the same resume point as before (a stream compares it)
-        return end
+        return self.general(st, pos)
 
-    def describe(self) -> str:
-        return self.repeat.describe()
-
-    def children(self) -> tuple[p.Expr, ...]:
-        return (self.repeat,)
-
-    def prefix(self) -> tuple[str, bool]:
-        return self.repeat.prefix()
+    @property
+    def general_form(self) -> p.Expr:
+        return self.repeat
 
 
 def diverge(one: str, other: str) -> bool:
@@ -164,7 +156,7 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     return Member(name.key, whole, before + name.head)
 
 
-class NameMember(p.Expr):
+class NameMember(StandsFor):
     """The name member (`"name": "f"`), read in whole parses that record no failures by one
     regular expression made from its literals, whitespace and the captured choice of names
     (atomic groups and possessive repeats: PEG's way of never going back); streams and traces
@@ -186,22 +178,14 @@ class NameMember(p.Expr):
             start, end = found.span(1)
             st.events.append((capture.role, start, end, capture.flags, capture.info))
             return found.end()
-        end = self.sequence.match(st, pos)
-        if end == NEED and st.resume is self.sequence:
-            st.resume = self
-        return end
+        return self.general(st, pos)
 
-    def describe(self) -> str:
-        return self.sequence.describe()
-
-    def children(self) -> tuple[p.Expr, ...]:
-        return (self.sequence,)
+    @property
+    def general_form(self) -> p.Expr:
+        return self.sequence
 
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
-
-    def prefix(self) -> tuple[str, bool]:
-        return self.sequence.prefix()
 
 
 def leaf_pattern(expr: p.Expr) -> str | None:
@@ -285,7 +269,7 @@ def call_object(b: Build, names: list[str]) -> Member:
     return members(name, items, python)
 
 
-class SeparatorBeforeCall(p.Expr):
+class SeparatorBeforeCall(StandsFor):
     """A noted separator the template does not write between calls, read when a call's head
     follows it. Between two calls there is usually none: a whole parse that records no
     failures reads the separator's pattern and the head's literal beginning here, and runs
@@ -305,19 +289,11 @@ class SeparatorBeforeCall(p.Expr):
             found = self.pattern.match(st.text, pos)
             if found is None or not st.text.startswith(self.lead, found.end()):
                 return FAIL  # the regex, or the lookahead's literal check, fails
-        end = self.noted.match(st, pos)
-        if end == NEED and st.resume is self.noted:
-            st.resume = self
-        return end
+        return self.general(st, pos)
 
-    def describe(self) -> str:
-        return self.noted.describe()
-
-    def children(self) -> tuple[p.Expr, ...]:
-        return (self.noted,)
-
-    def prefix(self) -> tuple[str, bool]:
-        return self.noted.prefix()
+    @property
+    def general_form(self) -> p.Expr:
+        return self.noted
 
 
 def side_by_side(pattern: str, obj: Member) -> p.Expr:
