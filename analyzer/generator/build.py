@@ -186,6 +186,9 @@ class StandsFor(p.Expr):
     def matches_at_end(self) -> bool:
         return self.general_form.matches_at_end()
 
+    def never_commits(self) -> bool:
+        return self.general_form.never_commits()
+
     def general(self, st: MatchState, pos: int) -> int:
         """Match as the general form does. A run that stops inside it resumes as this
         expression, as it would have without the shortcut (a stream compares resume points)."""

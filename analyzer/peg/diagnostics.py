@@ -21,7 +21,7 @@ from analyzer.peg.errors import (
     found_size,
     line_and_column,
 )
-from analyzer.peg.expressions import Expr
+from analyzer.peg.expressions import Expr, Wrapper
 from analyzer.peg.notes import FOUND_SHOWN, Notice, notice_of
 from analyzer.peg.roles import Role
 from analyzer.peg.state import FAIL, Event, MatchState
@@ -74,11 +74,12 @@ class Failure:
     rule: str
 
 
-class KeptAsText(Expr):
+class KeptAsText(Wrapper):
     """Match item (text kept as text); if attempt fails where item starts, record why.
 
     With progress=True only a failure past the start counts (an attempt that fails at once
-    was not an attempt: plain text)."""
+    was not an attempt: plain text). It starts, ends and commits where item does (attempt
+    runs on a scratch state, and its event goes with item's failure): a Wrapper."""
 
     __slots__ = ("item", "attempt", "progress")
 
