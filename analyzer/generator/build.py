@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from analyzer import peg as p
 from analyzer.analysis.diff import segmentize_markers
@@ -161,6 +162,11 @@ def first_of(*alternatives: p.Expr | None) -> p.Expr | None:
     return p.choice(*present) if present else None
 
 
+# A regex standing for a run that succeeds (see StandsFor.lead), and what each of its groups
+# records: (role, flags, info) of a capture event.
+Lead = tuple[str, tuple[tuple[Any, int, Any], ...]]
+
+
 class StandsFor(p.Expr):
     """A faster way to match an expression it stands for (`general_form`): it reads as that
     expression in dumps, and gives its answers to the static questions a parse asks."""
@@ -188,6 +194,12 @@ class StandsFor(p.Expr):
 
     def never_commits(self) -> bool:
         return self.general_form.never_commits()
+
+    def lead(self) -> Lead | None:
+        """A regex that, where it matches, stands for a whole untraced run of this expression
+        ending where the regex does, committing nothing (its groups: what it captures, in
+        order); where it does not match, this may still. None: no such regex."""
+        return None
 
     def general(self, st: MatchState, pos: int) -> int:
         """Match as the general form does. A run that stops inside it resumes as this
@@ -284,7 +296,18 @@ def lead_pattern(item: p.Expr) -> str | None:
         return "(" + re.escape(item.literal) + ")"
     if kind is Space:
         return SPACES
+    if isinstance(item, StandsFor):
+        lead = item.lead()
+        return lead[0] if lead is not None else None
     return "" if kind is Commit else None
+
+
+def lead_captures(item: p.Expr) -> tuple[tuple[Any, int, Any], ...]:
+    """What the groups of an item's lead_pattern record, in order."""
+    if type(item) is LiteralCapture and isinstance(item, LiteralCapture):
+        return ((item.role, item.flags, item.info),)
+    lead = item.lead() if isinstance(item, StandsFor) else None
+    return lead[1] if lead is not None else ()
 
 
 class LeadRun(StandsFor):
@@ -300,8 +323,7 @@ class LeadRun(StandsFor):
         self.sequence = sequence
         lead = sequence.items[:size]
         self.pattern = re.compile("".join(lead_pattern(item) or "" for item in lead))
-        self.captures = tuple((item.role, item.flags, item.info) for item in lead
-                              if type(item) is LiteralCapture)
+        self.captures = tuple(group for item in lead for group in lead_captures(item))
         self.commits = sum(type(item) is Commit for item in lead)
         self.rest = sequence.items[size:]
 
@@ -344,6 +366,17 @@ def lead_run(expr: p.Expr) -> p.Expr:
     while size < len(items) - 1 and lead_pattern(items[size]) is not None:
         size += 1
     return LeadRun(expr, size) if size >= 2 else expr
+
+
+def read_at_once(expr: p.Expr) -> p.Expr:
+    """expr matched by one regex in whole untraced parses where that regex matches, when it
+    is a sequence of items lead_pattern reads (a call's head, matched again and again as the
+    content's lookahead and the wrapper's: one step instead of one per item)."""
+    if type(expr) is not Sequence or not isinstance(expr, Sequence):
+        return expr
+    if not all(lead_pattern(item) is not None for item in expr.items):
+        return expr
+    return LeadRun(expr, len(expr.items))
 
 
 def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:

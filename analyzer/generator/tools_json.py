@@ -17,10 +17,10 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
-from analyzer.generator.build import Build, StandsFor, closing, lit
+from analyzer.generator.build import Build, Lead, StandsFor, closing, lit, read_at_once
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
-from analyzer.peg.expressions import Choice
+from analyzer.peg.expressions import Choice, Commit
 from analyzer.peg.expressions import Sequence as Items
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
@@ -111,6 +111,99 @@ class EndsBefore(StandsFor):
     def general_form(self) -> p.Expr:
         return self.repeat
 
+    def lead(self) -> Lead | None:
+        # Where a stop follows, the repetition is over at once (a lookahead, no groups).
+        stops = "|".join(re.escape(stop) for stop in self.stops)
+        return f"(?={SPACES if self.skip_space else ''}(?:{stops}))", ()
+
+
+class KnownMembers(StandsFor):
+    """The members after the name member (`, "arguments": {...}`), over where the object
+    closes (as EndsBefore). A whole parse that records no failures reads a member whose key
+    the template knows by one regex (the comma, then the leaves before the value of each
+    known-key alternative, in the order the choice tries them: what those leaves read) and
+    runs that alternative's value; any other member runs the repetition from there on.
+    Streams and traces run the repetition."""
+
+    __slots__ = ("ends", "pattern", "values", "commits")
+
+    def __init__(self, ends: EndsBefore, comma: str, leads: list[tuple[str, int, tuple[p.Expr,
+                 ...]]]) -> None:
+        self.ends = ends
+        self.pattern = re.compile(comma + "(?:" + "|".join(f"({lead})" for lead, _, _ in leads)
+                                  + ")")
+        self.commits = tuple(commits for _, commits, _ in leads)
+        self.values = tuple(value for _, _, value in leads)
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.general(st, pos)
+        text, n, repeat = st.text, st.n, self.ends.repeat
+        while True:
+            at = pos
+            while at < n and text[at] in SPACE_CHARS:
+                at += 1
+            if text.startswith("}", at):
+                return pos
+            found = self.pattern.match(text, pos)
+            if found is None:
+                return repeat.match(st, pos)
+            index = (found.lastindex or 1) - 1
+            events, commits = len(st.events), st.commits
+            st.commits += self.commits[index]
+            end = found.end()
+            for item in self.values[index]:
+                end = item.match(st, end)
+                if end < 0:
+                    break
+            if end < 0:
+                if st.commits != commits:
+                    return FAIL  # as the repetition fails past a commit
+                del st.events[events:]
+                return repeat.match(st, pos)  # the choice's later alternatives
+            pos = end
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.ends.repeat
+
+
+def member_lead(alternative: p.Expr) -> tuple[str, int, tuple[p.Expr, ...]] | None:
+    """A member alternative's (or the comma's) leading leaves as one regex (literals,
+    whitespace, commits: no captures), with the commits among them and the items after them;
+    None when it starts otherwise."""
+    items = alternative.items if type(alternative) is Items else (alternative,)
+    parts, commits, size = [], 0, 0
+    for item in items:
+        if type(item) is Commit:
+            commits += 1
+        else:
+            pattern = leaf_pattern(item)
+            if pattern is None:
+                break
+            parts.append(pattern)
+        size += 1
+    return ("".join(parts), commits, items[size:]) if parts else None
+
+
+def members_after(comma: p.Expr, one: p.Expr) -> p.Expr:
+    """Match the members after the name member: over where the object closes, and the known
+    keys read by one regex in whole parses (KnownMembers) where the grammar allows."""
+    ends = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
+    comma_lead = member_lead(comma)
+    whole_comma = comma_lead is not None and not comma_lead[1] and not comma_lead[2]
+    comma_pattern = comma_lead[0] if comma_lead is not None and whole_comma else None
+    alternatives = one.alternatives if isinstance(one, Choice) else (one,)
+    leads = []
+    for alternative in alternatives:  # up to the first that starts otherwise: order counts
+        lead = member_lead(alternative)
+        if lead is None:
+            break
+        leads.append(lead)
+    if comma_pattern is None or not leads:
+        return ends
+    return KnownMembers(ends, comma_pattern, leads)
+
 
 def diverge(one: str, other: str) -> bool:
     """Tell whether neither text begins the other (no text begins with both)."""
@@ -151,7 +244,7 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     keys = [k for k, _ in items]
     before = p.literal("{") + p.space() + members_before_name(one, comma, name.key, keys, python)
     # The members after the name are over where the object closes (the comma cannot match).
-    after = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
+    after = members_after(comma, one)
     whole = before + name.whole + after + p.space() + p.literal("}")
     return Member(name.key, whole, before + name.head)
 
@@ -186,6 +279,10 @@ class NameMember(StandsFor):
 
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
+
+    def lead(self) -> Lead | None:
+        capture = self.capture
+        return self.pattern.pattern, ((capture.role, capture.flags, capture.info),)
 
 
 def leaf_pattern(expr: p.Expr) -> str | None:
@@ -328,4 +425,4 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     section = lit(section_start) + p.space() + body + closing(fmt.section_end)
     head = lit(section_start) + p.space() + head
     first = section_start or per_call_start or ("[" if fmt.tools_array_wrapped else "{")
-    return CallGrammar((first,), head, section)
+    return CallGrammar((first,), read_at_once(head), section)
