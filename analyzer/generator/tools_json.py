@@ -17,7 +17,15 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
-from analyzer.generator.build import Build, Lead, StandsFor, closing, lit, read_at_once
+from analyzer.generator.build import (
+    Build,
+    Lead,
+    StandsFor,
+    closing,
+    lead_run,
+    lit,
+    read_at_once,
+)
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
 from analyzer.peg.expressions import Choice, Commit
@@ -245,7 +253,8 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     before = p.literal("{") + p.space() + members_before_name(one, comma, name.key, keys, python)
     # The members after the name are over where the object closes (the comma cannot match).
     after = members_after(comma, one)
-    whole = before + name.whole + after + p.space() + p.literal("}")
+    # A whole parse reads the object's opening through the name member in one step.
+    whole = lead_run(before + name.whole + after + p.space() + p.literal("}"))
     return Member(name.key, whole, before + name.head)
 
 

@@ -687,6 +687,8 @@ class Not(Expr):
             if (st.text[pos] not in chars if chars is not None and pos < st.n
                     else pos == st.n and not at_end):
                 return pos  # the item cannot match here (see opening_of)
+            if not st.memo:
+                return self._whole(st, pos)
         events_at_start = len(st.events)
         commits = st.commits
         end = self._look(st, pos)
@@ -705,6 +707,16 @@ class Not(Expr):
     def _find_opening(self) -> Opening:
         self.opening = opening_of(self.item)
         return self.opening
+
+    def _whole(self, st: MatchState, pos: int) -> int:
+        """Match as match() does in a whole run that records no failures, where no earlier
+        chunk left a lookahead to go on from: nothing waits (no NEED), nothing is recorded."""
+        events_at_start = len(st.events)
+        commits = st.commits
+        end = self.item.match(st, pos)
+        del st.events[events_at_start:]
+        st.commits = commits
+        return pos if end == FAIL else FAIL
 
     def _look(self, st: MatchState, pos: int) -> int:
         """Match the item at pos, going on from an earlier chunk's stop if there was one."""
