@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from analyzer import peg as p
@@ -23,6 +24,9 @@ from analyzer.parsing.message import Message
 from analyzer.parsing.options import ParseOptions
 from analyzer.parsing.recovery import recovered_events
 from analyzer.parsing.stream import Delta, StreamParser
+
+# The roles of the events a report describes (PROBLEM: text kept as text; DEVIATION: noted).
+REPORTED = frozenset((p.Role.PROBLEM, p.Role.DEVIATION))
 
 TOOL_BUILDERS: dict[ToolFormat, ToolBuilder] = {
     ToolFormat.JSON_NATIVE: json_calls,
@@ -59,6 +63,8 @@ class GeneratedParser:
         text = tail + output
         events, complete = recovered_events(self.parser.start, text, partial)
         result = p.ParseResult(text=text, events=tuple(events), complete=complete)
+        if REPORTED.isdisjoint(map(itemgetter(0), events)):
+            return ParseReport(to_message(result))  # nothing kept as text, nothing noted
         problems = tuple(problem.shifted(tail) for problem in result.problems)
         deviations = in_output(collected(result.problems, result.notices), tail)
         return ParseReport(to_message(result), problems, deviations)

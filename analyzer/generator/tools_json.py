@@ -46,6 +46,8 @@ class Member:
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
 # What `space` matches, possessive (a PEG leaf never gives back what it read).
 SPACES = "[ \t\r\n]*+"
+# Where an object closes, after whitespace (no member begins there).
+CLOSES = re.compile(SPACES + r"\}")
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -146,16 +148,11 @@ class KnownMembers(StandsFor):
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
             return self.general(st, pos)
-        text, n, repeat = st.text, st.n, self.ends.repeat
+        text = st.text
         while True:
-            at = pos
-            while at < n and text[at] in SPACE_CHARS:
-                at += 1
-            if text.startswith("}", at):
-                return pos
             found = self.pattern.match(text, pos)
-            if found is None:
-                return repeat.match(st, pos)
+            if found is None:  # the object closes here, or the repetition decides
+                return pos if CLOSES.match(text, pos) else self.ends.repeat.match(st, pos)
             index = (found.lastindex or 1) - 1
             events, commits = len(st.events), st.commits
             st.commits += self.commits[index]
@@ -168,7 +165,7 @@ class KnownMembers(StandsFor):
                 if st.commits != commits:
                     return FAIL  # as the repetition fails past a commit
                 del st.events[events:]
-                return repeat.match(st, pos)  # the choice's later alternatives
+                return self.ends.repeat.match(st, pos)  # the choice's later alternatives
             pos = end
 
     @property

@@ -151,11 +151,7 @@ class MessageBuilder:
             ToolCall.of(call.name or "", joined(call.args), call.id)
             for call in self.calls
         )
-        return Message(
-            content=joined(self.content),
-            reasoning_content=joined(self.reasoning),
-            tool_calls=calls,
-        )
+        return Message.of(joined(self.content), joined(self.reasoning), calls)
 
     def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], str] | None:
         """For a stream stretching one capture over text after text: a function that adds the

@@ -40,6 +40,15 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     role: str = "assistant"
 
+    @classmethod
+    def of(cls, content: str, reasoning_content: str, tool_calls: tuple[ToolCall, ...]) -> Message:
+        """Build a message as __init__ does, without a call to object.__setattr__ per field
+        (a whole parse builds one per output)."""
+        message = object.__new__(cls)
+        message.__dict__.update(content=content, reasoning_content=reasoning_content,
+                                tool_calls=tool_calls, role="assistant")
+        return message
+
     def to_dict(self) -> dict[str, Any]:
         """Return the OpenAI form."""
         return {

@@ -186,15 +186,19 @@ class Commit(Expr):
 class Sequence(Expr):
     """Match every item in order."""
 
-    __slots__ = ("items",)
+    __slots__ = ("items", "flat")
     level = SEQUENCE_LEVEL
 
     def __init__(self, items: tuple[Expr, ...]) -> None:
         self.items = items
+        self.flat: tuple[Expr, ...] | None = None  # found at first use (see flat_items)
 
     def match(self, st: MatchState, pos: int) -> int:
         if not st.partial:  # no NEED to resume from: no item count to keep
-            for item in self.items:
+            # A run that records no failures names no rules either: rules' sequences are
+            # matched as items of this one (a call per rule and per sequence less).
+            items = (self.flat or self._flatten()) if st.fail_pos == UNTRACED else self.items
+            for item in items:
                 pos = item.match(st, pos)
                 if pos < 0:
                     return pos
@@ -209,6 +213,10 @@ class Sequence(Expr):
             pos = end
             index += 1
         return pos
+
+    def _flatten(self) -> tuple[Expr, ...]:
+        self.flat = flat_items(self.items, frozenset())
+        return self.flat
 
     def _continue(self, st: MatchState, index: int) -> None:
         """Resume with what item index left plus the items after it (flattened, as
@@ -283,6 +291,23 @@ def opening_of(item: Expr) -> Opening:
     to skip an item that cannot match: before a character outside the opening characters,
     or at the end of the input when it cannot match there, it would fail cleanly."""
     return item.opening_chars(), item.matches_at_end()
+
+
+def flat_items(items: tuple[Expr, ...], inside: frozenset[int]) -> tuple[Expr, ...]:
+    """Items as a whole run that records no failures may match them: a rule as its body
+    (it only names failures, and a NEED, which such a run never meets), a sequence as its
+    items, recursively (a rule inside itself is kept: it would never end)."""
+    flat: list[Expr] = []
+    for item in items:
+        body, within = item, inside
+        while type(body) is Rule and body.body is not None and id(body) not in within:
+            within |= {id(body)}
+            body = body.body
+        if type(body) is Sequence:
+            flat.extend(flat_items(body.items, within))
+        else:
+            flat.append(body)
+    return tuple(flat)
 
 
 def _all_skipped(items: tuple[Expr, ...]) -> frozenset[str] | None:
