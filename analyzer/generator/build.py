@@ -14,7 +14,7 @@ from analyzer.analysis.diff import segmentize_markers
 from analyzer.model import Analysis, ReasoningMode, SegmentKind
 from analyzer.parsing.options import ParseOptions
 from analyzer.peg.captures import LiteralCapture
-from analyzer.peg.expressions import CHOICE_LEVEL, SEQUENCE_LEVEL, Commit, Sequence
+from analyzer.peg.expressions import CHOICE_LEVEL, SEQUENCE_LEVEL, Commit, Sequence, opening_of
 from analyzer.peg.scanning import Literal, Space, Token
 from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
@@ -145,9 +145,10 @@ def text_loop(capture: Capture, stops: Iterable[str], at_stop: p.Expr | None,
     if not markers or at_stop is None:
         return capture(p.until(*markers))
     step = at_stop + p.commit() + capture(p.until(*markers))
-    if breaker is not None:
-        step = p.not_followed_by(breaker) + step
-    return capture(p.until(*markers)) + p.zero_or_more(step)
+    if breaker is None:
+        return capture(p.until(*markers)) + p.zero_or_more(step)
+    return capture(p.until(*markers)) + broken_loop(breaker, step)
+
 
 
 def dropped(markers: Iterable[str]) -> p.Expr | None:
@@ -194,6 +195,9 @@ class StandsFor(p.Expr):
 
     def never_commits(self) -> bool:
         return self.general_form.never_commits()
+
+    def skipped_chars(self) -> frozenset[str] | None:
+        return self.general_form.skipped_chars()
 
     def lead(self) -> Lead | None:
         """A regex that, where it matches, stands for a whole untraced run of this expression
@@ -350,6 +354,12 @@ class LeadRun(StandsFor):
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
 
+    def lead(self) -> Lead | None:
+        # Read whole by its regex, committing nothing: the regex is its lead.
+        if self.rest or self.commits:
+            return None
+        return self.pattern.pattern, self.captures
+
     def skipped_chars(self) -> frozenset[str] | None:
         return self.sequence.skipped_chars()
 
@@ -377,6 +387,58 @@ def read_at_once(expr: p.Expr) -> p.Expr:
     if not all(lead_pattern(item) is not None for item in expr.items):
         return expr
     return LeadRun(expr, len(expr.items))
+
+
+class BreaksBefore(StandsFor):
+    """`(!breaker step)*` where breaker has a lead (a regex that, where it matches, says the
+    breaker matches: a call's head). A whole parse that records no failures ends the loop
+    where that regex matches, without running the repetition, its item and the lookahead
+    (at the start of an output that is a call, every time); elsewhere it runs the item.
+    Streams and traces run the repetition."""
+
+    __slots__ = ("repeat", "breaker", "opening")
+
+    def __init__(self, repeat: p.Expr, breaker: re.Pattern[str]) -> None:
+        self.repeat = repeat
+        self.breaker = breaker
+        self.opening: tuple[frozenset[str] | None, bool] | None = None  # found at first use
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.general(st, pos)
+        chars, at_end = self.opening or self._find_opening()
+        text, n, item, breaker = st.text, st.n, self.repeat.children()[0], self.breaker
+        while True:
+            if (text[pos] not in chars if chars is not None and pos < n
+                    else pos == n and not at_end):
+                return pos  # the item cannot start here (see opening_of)
+            if breaker.match(text, pos):
+                return pos  # the item's lookahead fails, cleanly
+            events, commits = len(st.events), st.commits
+            end = item.match(st, pos)
+            if end < 0:
+                del st.events[events:]
+                return FAIL if st.commits != commits else pos
+            if end == pos:
+                return pos
+            pos = end
+
+    def _find_opening(self) -> tuple[frozenset[str] | None, bool]:
+        self.opening = opening_of(self.repeat.children()[0])
+        return self.opening
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.repeat
+
+
+def broken_loop(breaker: p.Expr, step: p.Expr) -> p.Expr:
+    """Match `(!breaker step)*`, ended by breaker's lead in whole parses where it has one."""
+    loop = p.zero_or_more(p.not_followed_by(breaker) + step)
+    lead = lead_pattern(breaker)  # its captures would go with the lookahead: only it counts
+    if lead is None:
+        return loop
+    return BreaksBefore(loop, re.compile(lead))
 
 
 def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:
