@@ -14,7 +14,14 @@ from analyzer.analysis.diff import segmentize_markers
 from analyzer.model import Analysis, ReasoningMode, SegmentKind
 from analyzer.parsing.options import ParseOptions
 from analyzer.peg.captures import LiteralCapture
-from analyzer.peg.expressions import CHOICE_LEVEL, SEQUENCE_LEVEL, Commit, Sequence, opening_of
+from analyzer.peg.expressions import (
+    CHOICE_LEVEL,
+    SEQUENCE_LEVEL,
+    Commit,
+    Repeat,
+    Sequence,
+    opening_of,
+)
 from analyzer.peg.scanning import Literal, Space, Token
 from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
@@ -396,10 +403,11 @@ class BreaksBefore(StandsFor):
     (at the start of an output that is a call, every time); elsewhere it runs the item.
     Streams and traces run the repetition."""
 
-    __slots__ = ("repeat", "breaker", "opening")
+    __slots__ = ("repeat", "item", "breaker", "opening")
 
-    def __init__(self, repeat: p.Expr, breaker: re.Pattern[str]) -> None:
+    def __init__(self, repeat: Repeat, breaker: re.Pattern[str]) -> None:
         self.repeat = repeat
+        self.item = repeat.item
         self.breaker = breaker
         self.opening: tuple[frozenset[str] | None, bool] | None = None  # found at first use
 
@@ -407,7 +415,7 @@ class BreaksBefore(StandsFor):
         if st.partial or st.fail_pos != UNTRACED:
             return self.general(st, pos)
         chars, at_end = self.opening or self._find_opening()
-        text, n, item, breaker = st.text, st.n, self.repeat.children()[0], self.breaker
+        text, n, item, breaker = st.text, st.n, self.item, self.breaker
         while True:
             if (text[pos] not in chars if chars is not None and pos < n
                     else pos == n and not at_end):
@@ -424,7 +432,7 @@ class BreaksBefore(StandsFor):
             pos = end
 
     def _find_opening(self) -> tuple[frozenset[str] | None, bool]:
-        self.opening = opening_of(self.repeat.children()[0])
+        self.opening = opening_of(self.item)
         return self.opening
 
     @property
@@ -436,7 +444,7 @@ def broken_loop(breaker: p.Expr, step: p.Expr) -> p.Expr:
     """Match `(!breaker step)*`, ended by breaker's lead in whole parses where it has one."""
     loop = p.zero_or_more(p.not_followed_by(breaker) + step)
     lead = lead_pattern(breaker)  # its captures would go with the lookahead: only it counts
-    if lead is None:
+    if lead is None or not isinstance(loop, Repeat):
         return loop
     return BreaksBefore(loop, re.compile(lead))
 

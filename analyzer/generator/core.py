@@ -62,7 +62,7 @@ class GeneratedParser:
         tail = self.prompt.tail
         text = tail + output
         events, complete = recovered_events(self.parser.start, text, partial)
-        result = p.ParseResult(text=text, events=tuple(events), complete=complete)
+        result = p.ParseResult.of(text, tuple(events), complete)
         if REPORTED.isdisjoint(map(itemgetter(0), events)):
             return ParseReport(to_message(result))  # nothing kept as text, nothing noted
         problems = tuple(problem.shifted(tail) for problem in result.problems)

@@ -248,7 +248,8 @@ class MessageBuilder:
         if info == BROKEN:
             self._close_broken()
             return
-        call = self._call()
+        calls = self.calls  # _call() inlined: every call closes
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
         call.closed = True
         self.split = True
         if call.arg_count:
@@ -284,7 +285,10 @@ class MessageBuilder:
         """Name the current call and announce it with any arguments seen before the name."""
         if flags & PARTIAL:
             return
-        call = self._call(fresh=True)
+        calls = self.calls  # _call(fresh=True) inlined: every call is named
+        last = calls[-1] if calls else None
+        call = last if last is not None and not last.closed and not last.name else self._call(
+            fresh=True)
         call.name = json.loads(text) if flags & QUOTED else text
         call.announced = True
         if self.fragments is not None:
@@ -306,12 +310,16 @@ class MessageBuilder:
 
     def _json_args(self, text: str, flags: int, info: Any) -> None:
         """Add JSON argument text (python-flavoured or string-wrapped text waits until complete)."""
-        call = self._call()
+        calls = self.calls  # _call() and _args() inlined for a one-shot parse: one per call
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
         # A value in another JSON dialect carries it as info: converted once complete (no
         # info, the usual case, is asked nothing: a missing attribute raises inside getattr).
         to_json = None if info is None else getattr(info, "to_json", None)
         if to_json is None and not flags & (PYTHON | QUOTED):
-            self._args(call, text)
+            if self.fragments is not None:
+                self._args(call, text)
+            elif text:
+                call.args.append(text)
             return
         call.buffered.append(text)
         if not flags & PARTIAL:

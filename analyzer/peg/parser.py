@@ -99,8 +99,8 @@ class Parser:
         is returned."""
         st, outcome = matched(self.start, text, 0, partial, (0, 1, 1), None)
         if outcome != NEED:
-            return ParseResult(text=text, events=tuple(st.events), complete=True)
-        return ParseResult(text=text, events=tuple(st.events[: st.unsafe_from]), complete=False)
+            return ParseResult.of(text, tuple(st.events), True)
+        return ParseResult.of(text, tuple(st.events[: st.unsafe_from]), False)
 
     def dump(self) -> str:
         """Return the grammar as readable PEG rules, the root first."""

@@ -61,6 +61,14 @@ class ParseResult:
     events: tuple[Event, ...] = field(repr=False)  # raw captures, for fast mapping
     complete: bool
 
+    @classmethod
+    def of(cls, text: str, events: tuple[Event, ...], complete: bool) -> ParseResult:
+        """Build a result as __init__ does, without a call to object.__setattr__ per field
+        (a whole parse builds one per output)."""
+        result = object.__new__(cls)
+        result.__dict__.update(text=text, events=events, complete=complete)
+        return result
+
     @cached_property
     def captures(self) -> tuple[Captured, ...]:
         """Return the captured spans in input order."""
