@@ -172,12 +172,12 @@ def capture(role: Role, item: Expr, info: Any = None) -> Expr:
 
 def reasoning(item: Expr) -> Expr:
     """Capture reasoning text."""
-    return Capture(Role.REASONING, item)
+    return capture_of(Role.REASONING, item)
 
 
 def content(item: Expr) -> Expr:
     """Capture content text."""
-    return Capture(Role.CONTENT, item)
+    return capture_of(Role.CONTENT, item)
 
 
 def tool(item: Expr) -> Expr:

@@ -14,7 +14,7 @@ from typing import Any
 from analyzer.peg.expressions import Expr, Sequence, Wrapper, head_and_tail
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
-from analyzer.peg.scanning import Literal
+from analyzer.peg.scanning import Literal, Until
 from analyzer.peg.state import NEED, MatchState
 
 
@@ -102,9 +102,27 @@ class LiteralCapture(Capture):
         return Capture.match(self, st, pos)
 
 
+class UntilCapture(Capture):
+    """A capture of the text up to markers (content, reasoning): in a whole run where no
+    earlier chunk searched ahead (no memo), found and recorded in one step (Until in a whole
+    run never fails nor waits: it ends at the first marker or at the end)."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.memo:
+            return Capture.match(self, st, pos)
+        hit = self.item.pattern.search(st.text, pos)  # type: ignore[attr-defined]
+        end = hit.start() if hit else st.n
+        st.events.append((self.role, pos, end, self.flags, self.info))
+        return end
+
+
 def capture_of(role: Role, item: Expr, info: Any = None) -> Capture:
-    """Capture item, in one step when it is a plain literal."""
-    return LiteralCapture(role, item, info) if type(item) is Literal else Capture(role, item, info)
+    """Capture item, in one step when it is a plain literal or text up to markers."""
+    if type(item) is Literal:
+        return LiteralCapture(role, item, info)
+    return UntilCapture(role, item, info) if type(item) is Until else Capture(role, item, info)
 
 
 class ToolCapture(Wrapper):

@@ -296,7 +296,8 @@ def opening_of(item: Expr) -> Opening:
 def flat_items(items: tuple[Expr, ...], inside: frozenset[int]) -> tuple[Expr, ...]:
     """Items as a whole run that records no failures may match them: a rule as its body
     (it only names failures, and a NEED, which such a run never meets), a sequence as its
-    items, recursively (a rule inside itself is kept: it would never end)."""
+    items, recursively (a rule inside itself is kept: it would never end); whitespace right
+    after whitespace goes (the first took it all)."""
     flat: list[Expr] = []
     for item in items:
         body, within = item, inside
@@ -305,7 +306,7 @@ def flat_items(items: tuple[Expr, ...], inside: frozenset[int]) -> tuple[Expr, .
             body = body.body
         if type(body) is Sequence:
             flat.extend(flat_items(body.items, within))
-        else:
+        elif not (body.is_space and flat and flat[-1].is_space):
             flat.append(body)
     return tuple(flat)
 

@@ -97,7 +97,12 @@ class Parser:
     def parse(self, text: str, partial: bool = False) -> ParseResult:
         """Parse text; with partial=True the text may stop anywhere and only what is certain
         is returned."""
-        st, outcome = matched(self.start, text, 0, partial, (0, 1, 1), None)
+        st = MatchState(text, partial, traced=False)  # matched(), one call less per parse
+        outcome = self.start.match(st, 0)
+        if outcome == FAIL:
+            traced = MatchState(text, partial)
+            self.start.match(traced, 0)
+            raise trace(traced)
         if outcome != NEED:
             return ParseResult.of(text, tuple(st.events), True)
         return ParseResult.of(text, tuple(st.events[: st.unsafe_from]), False)
