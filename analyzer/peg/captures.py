@@ -110,8 +110,14 @@ class UntilCapture(Capture):
     __slots__ = ()
 
     def match(self, st: MatchState, pos: int) -> int:
-        if st.partial or st.memo:
-            return Capture.match(self, st, pos)
+        if st.partial or st.memo:  # Capture.match, inlined: a stream runs it at every chunk
+            before = len(st.events)
+            end = self.item.match(st, pos)
+            if end >= 0:
+                st.events.append((self.role, pos, end, self.flags, self.info))
+            elif end == NEED:
+                self._record_partial(st, pos, before)
+            return end
         hit = self.item.pattern.search(st.text, pos)  # type: ignore[attr-defined]
         end = hit.start() if hit else st.n
         st.events.append((self.role, pos, end, self.flags, self.info))

@@ -186,19 +186,15 @@ class Commit(Expr):
 class Sequence(Expr):
     """Match every item in order."""
 
-    __slots__ = ("items", "flat")
+    __slots__ = ("items",)
     level = SEQUENCE_LEVEL
 
     def __init__(self, items: tuple[Expr, ...]) -> None:
         self.items = items
-        self.flat: tuple[Expr, ...] | None = None  # found at first use (see flat_items)
 
     def match(self, st: MatchState, pos: int) -> int:
         if not st.partial:  # no NEED to resume from: no item count to keep
-            # A run that records no failures names no rules either: rules' sequences are
-            # matched as items of this one (a call per rule and per sequence less).
-            items = (self.flat or self._flatten()) if st.fail_pos == UNTRACED else self.items
-            for item in items:
+            for item in self.items:
                 pos = item.match(st, pos)
                 if pos < 0:
                     return pos
@@ -213,10 +209,6 @@ class Sequence(Expr):
             pos = end
             index += 1
         return pos
-
-    def _flatten(self) -> tuple[Expr, ...]:
-        self.flat = flat_items(self.items, frozenset())
-        return self.flat
 
     def _continue(self, st: MatchState, index: int) -> None:
         """Resume with what item index left plus the items after it (flattened, as
@@ -282,6 +274,32 @@ class Sequence(Expr):
         return text, True
 
 
+class RuledSequence(Sequence):
+    """A sequence holding rules (sequence() builds one where an item is a rule). A whole run
+    that records no failures names no rules: it matches their bodies, and nested sequences,
+    as items of this one (flat_items: a call per rule and per sequence less); other runs
+    match it as a sequence."""
+
+    __slots__ = ("flat",)
+
+    def __init__(self, items: tuple[Expr, ...]) -> None:
+        self.items = items
+        self.flat: tuple[Expr, ...] | None = None  # found at first use: bodies come late
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return Sequence.match(self, st, pos)
+        for item in self.flat or self._flatten():
+            pos = item.match(st, pos)
+            if pos < 0:
+                return pos
+        return pos
+
+    def _flatten(self) -> tuple[Expr, ...]:
+        self.flat = flat_items(self.items, frozenset())
+        return self.flat
+
+
 # What an item can open with (opening_chars) and whether it may match at the end of the input.
 Opening = tuple[frozenset[str] | None, bool]
 
@@ -304,7 +322,7 @@ def flat_items(items: tuple[Expr, ...], inside: frozenset[int]) -> tuple[Expr, .
         while type(body) is Rule and body.body is not None and id(body) not in within:
             within |= {id(body)}
             body = body.body
-        if type(body) is Sequence:
+        if type(body) is Sequence or type(body) is RuledSequence:
             flat.extend(flat_items(body.items, within))
         elif not (body.is_space and flat and flat[-1].is_space):
             flat.append(body)
@@ -921,7 +939,9 @@ def sequence(*items: Expr) -> Expr:
     if not flat:
         return EPS
     flat = fuse_tokens(flat)
-    return flat[0] if len(flat) == 1 else Sequence(tuple(flat))
+    if len(flat) == 1:
+        return flat[0]
+    return (RuledSequence if any(type(item) is Rule for item in flat) else Sequence)(tuple(flat))
 
 
 def fuse_tokens(items: list[Expr]) -> list[Expr]:
