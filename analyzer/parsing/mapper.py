@@ -256,7 +256,8 @@ class MessageBuilder:
             self._args(call, "}")
         elif not call.args:
             self._args(call, "{}")
-        joined(call.args)  # a streamed call holds one piece per chunk: keep one string
+        if self.fragments is not None:  # one-shot: message() joins them once
+            joined(call.args)  # a streamed call holds one piece per chunk: keep one string
 
     def _close_broken(self) -> None:
         """Close a call the output broke off, its arguments healed into a JSON object (an

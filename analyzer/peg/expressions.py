@@ -110,6 +110,9 @@ class Expr:
 
     # Optional whitespace (sequence() fuses it with a literal next to it).
     is_space = False
+    # True for a leaf that, right after itself, matches nothing more and records nothing (the
+    # first took all whitespace; the end stays the end): a whole run matches it once.
+    once_is_twice = False
 
     def with_space(self, before: bool, after: bool) -> Expr | None:
         """Return one leaf matching `space? self space?` (whitespace before and/or after),
@@ -315,7 +318,7 @@ def flat_items(items: tuple[Expr, ...], inside: frozenset[int]) -> tuple[Expr, .
     """Items as a whole run that records no failures may match them: a rule as its body
     (it only names failures, and a NEED, which such a run never meets), a sequence as its
     items, recursively (a rule inside itself is kept: it would never end); whitespace right
-    after whitespace goes (the first took it all)."""
+    after whitespace, or the end right after the end, goes (once_is_twice)."""
     flat: list[Expr] = []
     for item in items:
         body, within = item, inside
@@ -324,7 +327,7 @@ def flat_items(items: tuple[Expr, ...], inside: frozenset[int]) -> tuple[Expr, .
             body = body.body
         if type(body) is Sequence or type(body) is RuledSequence:
             flat.extend(flat_items(body.items, within))
-        elif not (body.is_space and flat and flat[-1].is_space):
+        elif not (body.once_is_twice and flat and type(flat[-1]) is type(body)):
             flat.append(body)
     return tuple(flat)
 

@@ -240,6 +240,7 @@ class Space(Expr):
 
     __slots__ = ()
     is_space = True
+    once_is_twice = True
 
     def match(self, st: MatchState, pos: int) -> int:
         if pos < st.n and st.text[pos] not in SPACE_CHARS:
@@ -288,6 +289,7 @@ class End(Expr):
     """Match the end of the input."""
 
     __slots__ = ()
+    once_is_twice = True
 
     def match(self, st: MatchState, pos: int) -> int:
         if pos < st.n:
