@@ -170,8 +170,8 @@ def first_of(*alternatives: p.Expr | None) -> p.Expr | None:
     return p.choice(*present) if present else None
 
 
-# A regex standing for a run that succeeds (see StandsFor.lead), and what each of its groups
-# records: (role, flags, info) of a capture event.
+# A regex standing for a run that succeeds (see StandsFor.whole_pattern), and what each of
+# its groups records: (role, flags, info) of a capture event.
 Lead = tuple[str, tuple[tuple[Any, int, Any], ...]]
 
 
@@ -206,7 +206,7 @@ class StandsFor(p.Expr):
     def skipped_chars(self) -> frozenset[str] | None:
         return self.general_form.skipped_chars()
 
-    def lead(self) -> Lead | None:
+    def whole_pattern(self) -> Lead | None:
         """A regex that, where it matches, stands for a whole untraced run of this expression
         ending where the regex does, committing nothing (its groups: what it captures, in
         order); where it does not match, this may still. None: no such regex."""
@@ -308,7 +308,7 @@ def lead_pattern(item: p.Expr) -> str | None:
     if kind is Space:
         return SPACES
     if isinstance(item, StandsFor):
-        lead = item.lead()
+        lead = item.whole_pattern()
         return lead[0] if lead is not None else None
     return "" if kind is Commit else None
 
@@ -317,7 +317,7 @@ def lead_captures(item: p.Expr) -> tuple[tuple[Any, int, Any], ...]:
     """What the groups of an item's lead_pattern record, in order."""
     if type(item) is LiteralCapture and isinstance(item, LiteralCapture):
         return ((item.role, item.flags, item.info),)
-    lead = item.lead() if isinstance(item, StandsFor) else None
+    lead = item.whole_pattern() if isinstance(item, StandsFor) else None
     return lead[1] if lead is not None else ()
 
 
@@ -361,7 +361,7 @@ class LeadRun(StandsFor):
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
 
-    def lead(self) -> Lead | None:
+    def whole_pattern(self) -> Lead | None:
         # Read whole by its regex, committing nothing: the regex is its lead.
         if self.rest or self.commits:
             return None

@@ -121,7 +121,7 @@ class EndsBefore(StandsFor):
     def general_form(self) -> p.Expr:
         return self.repeat
 
-    def lead(self) -> Lead | None:
+    def whole_pattern(self) -> Lead | None:
         # Where a stop follows, the repetition is over at once (a lookahead, no groups).
         stops = "|".join(re.escape(stop) for stop in self.stops)
         return f"(?={SPACES if self.skip_space else ''}(?:{stops}))", ()
@@ -286,7 +286,7 @@ class NameMember(StandsFor):
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
 
-    def lead(self) -> Lead | None:
+    def whole_pattern(self) -> Lead | None:
         capture = self.capture
         return self.pattern.pattern, ((capture.role, capture.flags, capture.info),)
 
