@@ -206,6 +206,9 @@ class StandsFor(p.Expr):
     def skipped_chars(self) -> frozenset[str] | None:
         return self.general_form.skipped_chars()
 
+    def idle_at_end(self) -> bool:
+        return self.general_form.idle_at_end()
+
     def whole_pattern(self) -> Lead | None:
         """A regex that, where it matches, stands for a whole untraced run of this expression
         ending where the regex does, committing nothing (its groups: what it captures, in

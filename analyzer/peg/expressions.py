@@ -108,6 +108,11 @@ class Expr:
         such leaves and lookaheads)."""
         return self.skipped_chars() is not None
 
+    def idle_at_end(self) -> bool:
+        """Tell whether a whole run that records no failures matches this at the end of the
+        input as nothing, recording nothing (a rule's sequence skips it there)."""
+        return False
+
     # Optional whitespace (sequence() fuses it with a literal next to it).
     is_space = False
     # True for a leaf that, right after itself, matches nothing more and records nothing (the
@@ -162,6 +167,9 @@ class Eps(Expr):
 
     def describe(self) -> str:
         return "eps"
+
+    def idle_at_end(self) -> bool:
+        return True
 
     def never_commits(self) -> bool:
         return True
@@ -287,19 +295,25 @@ class RuledSequence(Sequence):
 
     def __init__(self, items: tuple[Expr, ...]) -> None:
         self.items = items
-        self.flat: tuple[Expr, ...] | None = None  # found at first use: bodies come late
+        # Found at first use (rule bodies come late): each item, and whether it is idle at
+        # the end of the input.
+        self.flat: tuple[tuple[Expr, bool], ...] | None = None
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
             return Sequence.match(self, st, pos)
-        for item in self.flat or self._flatten():
+        n = st.n
+        for item, idle in self.flat or self._flatten():
+            if idle and pos == n:
+                continue  # it would match nothing there (the loops after a last call)
             pos = item.match(st, pos)
             if pos < 0:
                 return pos
         return pos
 
-    def _flatten(self) -> tuple[Expr, ...]:
-        self.flat = flat_items(self.items, frozenset())
+    def _flatten(self) -> tuple[tuple[Expr, bool], ...]:
+        self.flat = tuple((item, item.idle_at_end()) for item in flat_items(self.items,
+                                                                              frozenset()))
         return self.flat
 
 
@@ -576,6 +590,9 @@ class Optional(Expr):
         self.opening = opening_of(self.item)
         return self.opening
 
+    def idle_at_end(self) -> bool:
+        return not self.item.matches_at_end()  # skipped there (see opening_of)
+
     def describe(self) -> str:
         return wrap(self.item, ATOM_LEVEL) + "?"
 
@@ -641,6 +658,9 @@ class Repeat(Expr):
     def _find_opening(self) -> Opening:
         self.opening = opening_of(self.item)
         return self.opening
+
+    def idle_at_end(self) -> bool:
+        return self.least == 0 and not self.item.matches_at_end()  # see opening_of
 
     def remaining(self, done: int) -> Expr | None:
         """Return the repetition left after `done` items (None when nothing is left)."""
@@ -764,6 +784,9 @@ class Not(Expr):
         del st.events[events_at_start:]
         st.commits = commits
         return pos if end == FAIL else FAIL
+
+    def idle_at_end(self) -> bool:
+        return not self.item.matches_at_end()  # skipped there (see opening_of)
 
     def _look(self, st: MatchState, pos: int) -> int:
         """Match the item at pos, going on from an earlier chunk's stop if there was one."""

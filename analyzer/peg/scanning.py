@@ -254,6 +254,9 @@ class Space(Expr):
     def describe(self) -> str:
         return "space"
 
+    def idle_at_end(self) -> bool:
+        return True
+
     def skipped_chars(self) -> frozenset[str] | None:
         return SKIPPED_SPACE
 
@@ -300,6 +303,9 @@ class End(Expr):
 
     def describe(self) -> str:
         return "end"
+
+    def idle_at_end(self) -> bool:
+        return True
 
     def opening_chars(self) -> frozenset[str] | None:
         return frozenset()  # fails before any character

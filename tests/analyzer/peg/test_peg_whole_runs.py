@@ -36,11 +36,16 @@ def test_a_sequence_holding_rules_matches_their_bodies_as_its_items() -> None:
     start = grammar()
     assert type(start) is RuledSequence
     outcome(start, "ab c", traced=False)
-    flat = start.flat
-    assert flat is not None
+    assert start.flat is not None
+    flat = [item for item, _ in start.flat]
     assert not any(type(item) is Rule for item in flat)
     # The second whitespace went with the first (it never matches more).
     assert sum(item.is_space for item in flat) < sum(item.is_space for item in start.items)
+    # At the end of the input the whitespace and the optional items match nothing: they are
+    # skipped there (`a`, `b` and the content capture run).
+    assert [item.describe() for item in flat] == [
+        '"a"', '"b"', "space", '"c"?', 'content<until("<m>")>', '("<m>" text)?']
+    assert [idle for _, idle in start.flat] == [False, False, True, True, False, True]
 
 
 @pytest.mark.parametrize("text", INPUTS)
