@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.peg.expressions import Expr, Sequence, Wrapper, head_and_tail
+from analyzer.peg.expressions import (
+    Expr,
+    Sequence,
+    Wrapper,
+    head_and_tail,
+    keep_resume,
+    kept,
+    resumed_sequence,
+)
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.scanning import Literal
@@ -30,13 +38,14 @@ def value_flags(item: Expr) -> int:
 class Capture(Wrapper):
     """Tag the text matched by item with a role (and info for the mapper, e.g. a schema)."""
 
-    __slots__ = ("role", "item", "info", "flags")
+    __slots__ = ("role", "item", "info", "flags", "resumes")
 
     def __init__(self, role: Role, item: Expr, info: Any = None, flags: int | None = None) -> None:
         self.role = role
         self.item = item
         self.info = info
         self.flags = value_flags(item) if flags is None else flags
+        self.resumes: dict[Any, Expr] | None = None  # see expressions.RESUMES_KEPT
 
     def match(self, st: MatchState, pos: int) -> int:
         before = len(st.events)
@@ -62,10 +71,16 @@ class Capture(Wrapper):
             flags, start = flags | CONTINUED, resume_at
         if st.need_end > start:
             st.events.append((self.role, start, st.need_end, flags | PARTIAL, self.info))
-        if st.resume is self.item and flags == self.flags:
+        resume = st.resume
+        if resume is self.item and flags == self.flags:
             st.resume = self
-        else:
-            st.resume = Capture(self.role, st.resume, self.info, flags)
+            return
+        resumes = self.resumes
+        if resumes is None:
+            resumes = self.resumes = {}
+        key = (resume, flags)
+        st.resume = resumes.get(key) or kept(resumes, key,
+                                             Capture(self.role, resume, self.info, flags))
 
     def describe(self) -> str:
         return f"{self.role.value}<{self.item.describe()}>"
@@ -123,7 +138,7 @@ class ToolCapture(Wrapper):
         if end >= 0:
             st.events.append((Role.TOOL_CLOSE, end, end, 0, None))
         elif end == NEED and not (self.opened and st.resume is self.item):
-            st.resume = opened_tool(st.resume)
+            st.resume = _OPENED.get(st.resume) or opened_tool(st.resume)
         elif end == NEED:
             st.resume = self
         return end
@@ -138,10 +153,18 @@ class ToolCapture(Wrapper):
         return self.item.prefix()[0], False
 
 
+# Opened calls' resume points by what their item left (see expressions.RESUMES_KEPT).
+_OPENED: dict[Expr, Expr] = {}
+
+
 def opened_tool(item: Expr) -> Expr:
     """Resume an opened tool call, kept flat: TOOL_CLOSE follows the last item, so a sequence's
-    head runs bare and an enclosing sequence flattens it into its own items."""
+    head runs bare and an enclosing sequence flattens it into its own items. One object for
+    the same item (see expressions.RESUMES_KEPT)."""
+    opened: Expr
     if isinstance(item, Sequence):
         head, tail = head_and_tail(item.items)
-        return Sequence((head, ToolCapture(tail, opened=True)))
-    return ToolCapture(item, opened=True)
+        opened = resumed_sequence((head, ToolCapture(tail, opened=True)))
+    else:
+        opened = ToolCapture(item, opened=True)
+    return keep_resume(_OPENED, item, opened)
