@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.peg.expressions import (
+    RESUME_TABLES,
     Expr,
     Sequence,
     Wrapper,
     head_and_tail,
     keep_resume,
-    kept,
     resumed_sequence,
 )
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
@@ -38,14 +38,13 @@ def value_flags(item: Expr) -> int:
 class Capture(Wrapper):
     """Tag the text matched by item with a role (and info for the mapper, e.g. a schema)."""
 
-    __slots__ = ("role", "item", "info", "flags", "resumes")
+    __slots__ = ("role", "item", "info", "flags")
 
     def __init__(self, role: Role, item: Expr, info: Any = None, flags: int | None = None) -> None:
         self.role = role
         self.item = item
         self.info = info
         self.flags = value_flags(item) if flags is None else flags
-        self.resumes: dict[Any, Expr] | None = None  # see expressions.RESUMES_KEPT
 
     def match(self, st: MatchState, pos: int) -> int:
         before = len(st.events)
@@ -75,12 +74,11 @@ class Capture(Wrapper):
         if resume is self.item and flags == self.flags:
             st.resume = self
             return
-        resumes = self.resumes
-        if resumes is None:
-            resumes = self.resumes = {}
-        key = (resume, flags)
-        st.resume = resumes.get(key) or kept(resumes, key,
-                                             Capture(self.role, resume, self.info, flags))
+        # One object per capture of what the item left (see expressions.RESUMES_KEPT); the
+        # info by identity (it may not hash), kept alive by the capture the table holds.
+        key = (self.role, resume, flags, id(self.info))
+        st.resume = _CAPTURES.get(key) or keep_resume(
+            _CAPTURES, key, Capture(self.role, resume, self.info, flags))
 
     def describe(self) -> str:
         return f"{self.role.value}<{self.item.describe()}>"
@@ -153,8 +151,12 @@ class ToolCapture(Wrapper):
         return self.item.prefix()[0], False
 
 
-# Opened calls' resume points by what their item left (see expressions.RESUMES_KEPT).
+# Kept resume points (see expressions.RESUMES_KEPT): continued captures, opened calls by
+# their item, and opened_tool's answers by what the call's item left.
+_CAPTURES: dict[tuple[Any, ...], Capture] = {}
+_OPENED_CALLS: dict[Expr, ToolCapture] = {}
 _OPENED: dict[Expr, Expr] = {}
+RESUME_TABLES.extend((_CAPTURES, _OPENED_CALLS, _OPENED))
 
 
 def opened_tool(item: Expr) -> Expr:
@@ -164,7 +166,13 @@ def opened_tool(item: Expr) -> Expr:
     opened: Expr
     if isinstance(item, Sequence):
         head, tail = head_and_tail(item.items)
-        opened = resumed_sequence((head, ToolCapture(tail, opened=True)))
+        opened = resumed_sequence((head, opened_call(tail)))
     else:
-        opened = ToolCapture(item, opened=True)
+        opened = opened_call(item)
     return keep_resume(_OPENED, item, opened)
+
+
+def opened_call(item: Expr) -> ToolCapture:
+    """The call around item, its TOOL_OPEN recorded: one object per item."""
+    return _OPENED_CALLS.get(item) or keep_resume(_OPENED_CALLS, item,
+                                                  ToolCapture(item, opened=True))

@@ -25,9 +25,6 @@ from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 # used; a table starts over when full (it only ever saves building an object). A stream keeps
 # a few hundred (1-byte chunks of the 25k bench outputs: at most ~850 sequences).
 RESUMES_KEPT = 2048
-# What an expression keeps of its own resume points (a capture's continued forms, keyed by
-# what its item left): few per expression, unless its item is a leaf that moves.
-OWN_RESUMES_KEPT = 16
 
 # Precedence levels for the readable dump: what needs parentheses where.
 CHOICE_LEVEL = 1
@@ -138,15 +135,6 @@ class Expr:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.describe()}>"
-
-
-def kept(resumes: dict[Any, Expr], key: Any, resume: Expr) -> Expr:
-    """Keep an expression's own resume point just built under key (see OWN_RESUMES_KEPT);
-    return it."""
-    if len(resumes) >= OWN_RESUMES_KEPT:
-        resumes.clear()
-    resumes[key] = resume
-    return resume
 
 
 def wrap(expr: Expr, level: int) -> str:
@@ -340,6 +328,8 @@ _SEQUENCES: dict[tuple[Expr, ...], Sequence] = {}
 _SCOPES: dict[tuple[tuple[str, ...], Expr], Scope] = {}
 _SCOPED: dict[tuple[tuple[str, ...], Expr], Expr] = {}
 Kept = TypeVar("Kept", bound=Expr)
+# Every table of kept resume points (the captures module adds its own).
+RESUME_TABLES: list[dict[Any, Any]] = [_SEQUENCES, _SCOPES, _SCOPED]
 
 
 def keep_resume(table: dict[Any, Any], key: Any, resume: Kept) -> Kept:
@@ -348,6 +338,13 @@ def keep_resume(table: dict[Any, Any], key: Any, resume: Kept) -> Kept:
         table.clear()
     table[key] = resume
     return resume
+
+
+def forget_resume_points() -> None:
+    """Start every table of kept resume points over (a stream's checks of one object per
+    structure start from here; they only ever save building objects)."""
+    for table in RESUME_TABLES:
+        table.clear()
 
 
 def resumed_sequence(items: tuple[Expr, ...]) -> Sequence:
