@@ -540,13 +540,15 @@ class Choice(Expr):
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
     """Tell whether expr does not fail outright at pos, leaving the state as it was (and
     noting, as shaky, an undecided outcome that more input may turn into a failure)."""
-    saved = st.save_need()
+    # The NEED bookkeeping (what need() and hold_back() set) is snapshotted and put back
+    # here, not in a MatchState method: a held choice asks this on every run of a stream.
+    saved = (st.resume, st.resume_pos, st.commit_events, st.need_end, st.unsafe_from, st.leaf)
     events = len(st.events)
     commits = st.commits
     outcome = expr.match(st, pos)
     del st.events[events:]
     st.commits = commits
-    st.restore_need(saved)
+    (st.resume, st.resume_pos, st.commit_events, st.need_end, st.unsafe_from, st.leaf) = saved
     if outcome == NEED and expr.may_fail():
         st.shaky = True
     return outcome != FAIL
