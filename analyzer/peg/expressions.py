@@ -23,7 +23,8 @@ from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 # this many of each kind: a leaf in a new state each run (a JSON scan) would otherwise keep
 # every one, and the tables (one per process, for every grammar) would keep grammars no longer
 # used; a table starts over when full (it only ever saves building an object). A stream keeps
-# a few hundred (1-byte chunks of the 25k bench outputs: at most ~850 sequences).
+# a few hundred (1-byte chunks of the 25k bench outputs: at most ~850 sequences). Threads share
+# the tables: two that build the same resume point at once keep one, and use both (equal).
 RESUMES_KEPT = 2048
 
 # Precedence levels for the readable dump: what needs parentheses where.
