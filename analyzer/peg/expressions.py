@@ -368,10 +368,9 @@ class Choice(Expr):
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
         self.alternatives = alternatives
-        # (alternative, its literal prefix, what a trace says is expected, whether it may
-        # fail): computed at first use, because rule bodies may be defined after the choice
-        # is built.
-        self.leads: tuple[tuple[Expr, str, str, bool], ...] | None = None
+        # (alternative, its literal prefix, what a trace says is expected): computed at first
+        # use, because rule bodies may be defined after the choice is built.
+        self.leads: tuple[tuple[Expr, str, str], ...] | None = None
         # The alternatives (indices) worth trying before each character: those whose prefix
         # starts with it, and those without a prefix (`unled`, before any other character).
         self.by_char: dict[str, tuple[int, ...]] = {}
@@ -419,7 +418,7 @@ class Choice(Expr):
             st.unsafe_from = min(st.unsafe_from, events_at_start)
             return NEED
         for index in order:
-            alternative, lead, expected, _ = leads[index]
+            alternative, lead, expected = leads[index]
             if lead:
                 if text.startswith(lead, pos):
                     if alternative.plain:
@@ -459,7 +458,7 @@ class Choice(Expr):
         order = self.by_char.get(rest[0], self.unled) if rest else self.everything
         return at if order and self._all_open(rest, order) else -1
 
-    def _compute_leads(self) -> tuple[tuple[Expr, str, str, bool], ...]:
+    def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
         """Find each alternative's literal prefix once, and index them by first character."""
         leads = [(alt, alt.prefix()[0]) for alt in self.alternatives]
         self.shortest = min(len(lead) for _, lead in leads)
@@ -471,7 +470,7 @@ class Choice(Expr):
         firsts = {id(alt.first_leaf()): alt.first_leaf() for alt in self.alternatives}
         self.shared = next(iter(firsts.values())) if len(firsts) == 1 else None
         self._index_openings()
-        self.leads = tuple((alt, lead, f"`{lead}`", alt.may_fail()) for alt, lead in leads)
+        self.leads = tuple((alt, lead, f"`{lead}`") for alt, lead in leads)
         return self.leads
 
     def _index_openings(self) -> None:
@@ -493,9 +492,9 @@ class Choice(Expr):
         # An input that ends inside an alternative's literal prefix cannot fail it yet: only
         # the others are run to see.
         later = []
-        for at, (alt, lead, _, fails) in enumerate(self.leads[index + 1 :], index + 1):
+        for at, (alt, lead, _) in enumerate(self.leads[index + 1 :], index + 1):
             if not lead or text.startswith(lead, pos):
-                if _may_match(alt, st, pos, fails):
+                if _may_match(alt, st, pos):
                     later.append(at)
             elif st.partial and left < len(lead) and lead.startswith(text[pos:]):
                 later.append(at)
@@ -539,10 +538,9 @@ class Choice(Expr):
         return _all_skipped(self.alternatives)
 
 
-def _may_match(expr: Expr, st: MatchState, pos: int, may_fail: bool) -> bool:
+def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
     """Tell whether expr does not fail outright at pos, leaving the state as it was (and
-    noting, as shaky, an undecided outcome that more input may turn into a failure, when
-    expr may fail: its may_fail(), asked once)."""
+    noting, as shaky, an undecided outcome that more input may turn into a failure)."""
     # The NEED bookkeeping (what need() and hold_back() set) is snapshotted and put back
     # here, not in a MatchState method: a held choice asks this on every run of a stream.
     saved = (st.resume, st.resume_pos, st.commit_events, st.need_end, st.unsafe_from, st.leaf)
@@ -552,7 +550,7 @@ def _may_match(expr: Expr, st: MatchState, pos: int, may_fail: bool) -> bool:
     del st.events[events:]
     st.commits = commits
     (st.resume, st.resume_pos, st.commit_events, st.need_end, st.unsafe_from, st.leaf) = saved
-    if outcome == NEED and may_fail:
+    if outcome == NEED and expr.may_fail():
         st.shaky = True
     return outcome != FAIL
 
