@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.peg.expressions import Expr, Sequence, Wrapper, head_and_tail
+from analyzer.peg.expressions import (
+    RESUME_TABLES,
+    Expr,
+    Sequence,
+    Wrapper,
+    head_and_tail,
+    keep_resume,
+    resumed_sequence,
+)
 from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.scanning import Literal, Until
@@ -62,10 +70,15 @@ class Capture(Wrapper):
             flags, start = flags | CONTINUED, resume_at
         if st.need_end > start:
             st.events.append((self.role, start, st.need_end, flags | PARTIAL, self.info))
-        if st.resume is self.item and flags == self.flags:
+        resume = st.resume
+        if resume is self.item and flags == self.flags:
             st.resume = self
-        else:
-            st.resume = Capture(self.role, st.resume, self.info, flags)
+            return
+        # One object per capture of what the item left (see expressions.RESUMES_KEPT); the
+        # info by identity (it may not hash), kept alive by the capture the table holds.
+        key = (self.role, resume, flags, id(self.info))
+        st.resume = _CAPTURES.get(key) or keep_resume(
+            _CAPTURES, key, Capture(self.role, resume, self.info, flags))
 
     def describe(self) -> str:
         return f"{self.role.value}<{self.item.describe()}>"
@@ -147,7 +160,7 @@ class ToolCapture(Wrapper):
         if end >= 0:
             st.events.append((Role.TOOL_CLOSE, end, end, 0, None))
         elif end == NEED and not (self.opened and st.resume is self.item):
-            st.resume = opened_tool(st.resume)
+            st.resume = _OPENED.get(st.resume) or opened_tool(st.resume)
         elif end == NEED:
             st.resume = self
         return end
@@ -162,10 +175,28 @@ class ToolCapture(Wrapper):
         return self.item.prefix()[0], False
 
 
+# Kept resume points (see expressions.RESUMES_KEPT): continued captures, opened calls by
+# their item, and opened_tool's answers by what the call's item left.
+_CAPTURES: dict[tuple[Any, ...], Capture] = {}
+_OPENED_CALLS: dict[Expr, ToolCapture] = {}
+_OPENED: dict[Expr, Expr] = {}
+RESUME_TABLES.extend((_CAPTURES, _OPENED_CALLS, _OPENED))
+
+
 def opened_tool(item: Expr) -> Expr:
     """Resume an opened tool call, kept flat: TOOL_CLOSE follows the last item, so a sequence's
-    head runs bare and an enclosing sequence flattens it into its own items."""
+    head runs bare and an enclosing sequence flattens it into its own items. One object for
+    the same item (see expressions.RESUMES_KEPT)."""
+    opened: Expr
     if isinstance(item, Sequence):
         head, tail = head_and_tail(item.items)
-        return Sequence((head, ToolCapture(tail, opened=True)))
-    return ToolCapture(item, opened=True)
+        opened = resumed_sequence((head, opened_call(tail)))
+    else:
+        opened = opened_call(item)
+    return keep_resume(_OPENED, item, opened)
+
+
+def opened_call(item: Expr) -> ToolCapture:
+    """The call around item, its TOOL_OPEN recorded: one object per item."""
+    return _OPENED_CALLS.get(item) or keep_resume(_OPENED_CALLS, item,
+                                                  ToolCapture(item, opened=True))

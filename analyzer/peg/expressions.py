@@ -12,8 +12,20 @@ a failure after it is a parse error, and a stream may commit to what was parsed 
 from __future__ import annotations
 
 import os
+from typing import Any, TypeVar
 
 from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
+
+# Resume points are kept, one object per structure (`resumed_sequence`, `resumed_scope`, and
+# the captures' own): a stream whose run stops where an earlier one did, in kind, gets the
+# same objects back, so a run that then stops there again resumes from the very expression it
+# was given (nothing is rebuilt on the way up, and the stream sees that nothing moved). At most
+# this many of each kind: a leaf in a new state each run (a JSON scan) would otherwise keep
+# every one, and the tables (one per process, for every grammar) would keep grammars no longer
+# used; a table starts over when full (it only ever saves building an object). A stream keeps
+# a few hundred (1-byte chunks of the 25k bench outputs: at most ~850 sequences). Threads share
+# the tables: two that build the same resume point at once keep one, and use both (equal).
+RESUMES_KEPT = 2048
 
 # Precedence levels for the readable dump: what needs parentheses where.
 CHOICE_LEVEL = 1
@@ -210,28 +222,28 @@ class Sequence(Expr):
                 if pos < 0:
                     return pos
             return pos
+        items = self.items
         index = 0
-        for item in self.items:
+        for item in items:
             end = item.match(st, pos)
             if end < 0:
                 if end == NEED:
-                    self._continue(st, index)
+                    # Resume with what item index left plus the items after it, flattened
+                    # as _continue_sequence does (inlined: this runs in every frame a NEED
+                    # unwinds through, and the kept resume point is usually there).
+                    head = st.resume
+                    if index == 0 and head is items[0]:
+                        st.resume = self  # nothing moved: a stream re-runs the same expression
+                    else:
+                        rest = items[index + 1 :]
+                        if rest:
+                            rest = (head.items + rest if isinstance(head, Sequence)
+                                    else (head, *rest))
+                            st.resume = _SEQUENCES.get(rest) or resumed_sequence(rest)
                 return end
             pos = end
             index += 1
         return pos
-
-    def _continue(self, st: MatchState, index: int) -> None:
-        """Resume with what item index left plus the items after it (flattened, as
-        _continue_sequence does: this runs in every frame a NEED unwinds through)."""
-        head = st.resume
-        if index == 0 and head is self.items[0]:
-            st.resume = self  # nothing moved: a stream re-runs the same expression
-            return
-        rest = self.items[index + 1 :]
-        if rest:
-            st.resume = Sequence(head.items + rest if isinstance(head, Sequence)
-                                 else (head, *rest))
 
     def describe(self) -> str:
         # A fused token (the only item at this level inside a sequence) reads as the items
@@ -368,16 +380,51 @@ def _continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
     """Build `head rest...`, flattening so resumed expressions never nest deeper."""
     if not rest:
         return head
-    if isinstance(head, Sequence):
-        return Sequence(head.items + rest)
-    return Sequence((head, *rest))
+    items = head.items + rest if isinstance(head, Sequence) else (head, *rest)
+    return _SEQUENCES.get(items) or resumed_sequence(items)
+
+
+# The kept resume points (see RESUMES_KEPT), by what they are built from. Callers look
+# them up first (a hit costs no call) and build through these functions on a miss.
+_SEQUENCES: dict[tuple[Expr, ...], Sequence] = {}
+_SCOPES: dict[tuple[tuple[str, ...], Expr], Scope] = {}
+_SCOPED: dict[tuple[tuple[str, ...], Expr], Expr] = {}
+Kept = TypeVar("Kept", bound=Expr)
+# Every table of kept resume points (the captures module adds its own).
+RESUME_TABLES: list[dict[Any, Any]] = [_SEQUENCES, _SCOPES, _SCOPED]
+
+
+def keep_resume(table: dict[Any, Any], key: Any, resume: Kept) -> Kept:
+    """Keep resume under key in one of the tables above, starting it over when full."""
+    if len(table) >= RESUMES_KEPT:
+        table.clear()
+    table[key] = resume
+    return resume
+
+
+def forget_resume_points() -> None:
+    """Start every table of kept resume points over (a stream's checks of one object per
+    structure start from here; they only ever save building objects)."""
+    for table in RESUME_TABLES:
+        table.clear()
+
+
+def resumed_sequence(items: tuple[Expr, ...]) -> Sequence:
+    """The resume point `items...`: one object for the same items (see RESUMES_KEPT)."""
+    return _SEQUENCES.get(items) or keep_resume(_SEQUENCES, items, Sequence(items))
+
+
+def resumed_scope(key: tuple[tuple[str, ...], Expr]) -> Scope:
+    """The resume point body inside the rules names, key (names, body): one object for the
+    same names and body (see RESUMES_KEPT)."""
+    return _SCOPES.get(key) or keep_resume(_SCOPES, key, Scope(*key))
 
 
 class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
     __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared",
-                 "shortest", "by_start", "unstarted", "at_end")
+                 "shortest", "by_start", "unstarted", "at_end", "narrowed")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
@@ -399,6 +446,10 @@ class Choice(Expr):
         self.by_start: dict[str, tuple[int, ...]] = {}
         self.unstarted: tuple[int, ...] = ()
         self.at_end: tuple[int, ...] = ()
+        # The choices a held run narrowed this one to, by the alternatives (indices) they
+        # keep: built (and their leads found) once, the same object for every run that
+        # narrows it so.
+        self.narrowed: dict[tuple[int, ...], Choice] = {}
 
     def match(self, st: MatchState, pos: int) -> int:
         leads = self.leads or self._compute_leads()
@@ -502,18 +553,23 @@ class Choice(Expr):
         # An input that ends inside an alternative's literal prefix cannot fail it yet: only
         # the others are run to see.
         later = []
-        for alt, lead, _ in self.leads[index + 1 :]:
+        for at, (alt, lead, _) in enumerate(self.leads[index + 1 :], index + 1):
             if not lead or text.startswith(lead, pos):
                 if _may_match(alt, st, pos):
-                    later.append(alt)
+                    later.append(at)
             elif st.partial and left < len(lead) and lead.startswith(text[pos:]):
-                later.append(alt)
+                later.append(at)
                 st.shaky = True  # more text may contradict its prefix
         if later and index == 0 and len(later) == len(self.alternatives) - 1:
             st.hold_back(self, pos, events)  # all still open: the same choice (a stream's
             # resume point then stays the same object, and nothing around it is rebuilt)
         elif later:
-            st.hold_back(Choice((self.alternatives[index], *later)), pos, events)
+            kept_ones = (index, *later)
+            narrowed = self.narrowed.get(kept_ones)
+            if narrowed is None:
+                narrowed = self.narrowed[kept_ones] = Choice(
+                    tuple(self.alternatives[at] for at in kept_ones))
+            st.hold_back(narrowed, pos, events)
 
     def describe(self) -> str:
         return " | ".join(wrap(alt, SEQUENCE_LEVEL) for alt in self.alternatives)
@@ -546,13 +602,15 @@ class Choice(Expr):
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
     """Tell whether expr does not fail outright at pos, leaving the state as it was (and
     noting, as shaky, an undecided outcome that more input may turn into a failure)."""
-    saved = st.save_need()
+    # The NEED bookkeeping (what need() and hold_back() set) is snapshotted and put back
+    # here, not in a MatchState method: a held choice asks this on every run of a stream.
+    saved = (st.resume, st.resume_pos, st.commit_events, st.need_end, st.unsafe_from, st.leaf)
     events = len(st.events)
     commits = st.commits
     outcome = expr.match(st, pos)
     del st.events[events:]
     st.commits = commits
-    st.restore_need(saved)
+    (st.resume, st.resume_pos, st.commit_events, st.need_end, st.unsafe_from, st.leaf) = saved
     if outcome == NEED and expr.may_fail():
         st.shaky = True
     return outcome != FAIL
@@ -609,7 +667,7 @@ class Optional(Expr):
 class Repeat(Expr):
     """Match the item at least `least` and at most `most` times (None: no limit)."""
 
-    __slots__ = ("item", "least", "most", "opening")
+    __slots__ = ("item", "least", "most", "opening", "resumes")
     level = POSTFIX_LEVEL
 
     def __init__(self, item: Expr, least: int, most: int | None) -> None:
@@ -617,6 +675,8 @@ class Repeat(Expr):
         self.least = least
         self.most = most
         self.opening: Opening | None = None  # found at first use (see opening_of)
+        # The repetitions left after some items, by (least, most): few, built once.
+        self.resumes: dict[tuple[int, int | None], Repeat] | None = None
 
     def match(self, st: MatchState, pos: int) -> int:
         count = 0
@@ -633,6 +693,11 @@ class Repeat(Expr):
             commits = st.commits
             end = self.item.match(st, pos)
             if end == NEED:
+                if not count and not self.least and st.commits == commits:
+                    # Held back at the first item: this repetition again, from here (the
+                    # resume point a stream runs on every chunk between items; _need's
+                    # second case, inlined).
+                    return st.hold_back(self, pos, events_at_start)
                 return self._need(st, pos, count, commits, events_at_start)
             if end < 0:
                 del st.events[events_at_start:]
@@ -663,13 +728,24 @@ class Repeat(Expr):
         return self.least == 0 and not self.item.matches_at_end()  # see opening_of
 
     def remaining(self, done: int) -> Expr | None:
-        """Return the repetition left after `done` items (None when nothing is left)."""
+        """Return the repetition left after `done` items (None when nothing is left): this
+        repetition itself when that is the same (no least, no most), so a stream's resume
+        point between items stays the same object from item to item."""
         most = None if self.most is None else self.most - done
         if most == 0:
             return None
         if done == 0:
             return self
-        return Repeat(self.item, max(0, self.least - done), most)
+        least = max(0, self.least - done)
+        if least == self.least and most == self.most:
+            return self
+        resumes = self.resumes
+        if resumes is None:
+            resumes = self.resumes = {}
+        rest = resumes.get((least, most))
+        if rest is None:
+            rest = resumes[(least, most)] = Repeat(self.item, least, most)
+        return rest
 
     def describe(self) -> str:
         inner = wrap(self.item, ATOM_LEVEL)
@@ -812,12 +888,13 @@ class Not(Expr):
 class Rule(Expr):
     """A named expression: shown by name in the dump and in error traces."""
 
-    __slots__ = ("name", "body", "visiting")
+    __slots__ = ("name", "body", "visiting", "names")
 
     def __init__(self, name: str, body: Expr | None = None) -> None:
         self.name = name
         self.body = body
         self.visiting = False  # guards prefix() against recursive rules
+        self.names = (name,)  # what a resumed parse keeps of it (a Scope's names)
 
     def define(self, body: Expr) -> Rule:
         """Set the body later (for recursive rules); return self."""
@@ -833,7 +910,9 @@ class Rule(Expr):
             end = self.body.match(st, pos)
             st.rules.pop()
         if end == NEED:
-            st.resume = self if st.resume is self.body else scoped((self.name,), st.resume)
+            resume = st.resume
+            st.resume = self if resume is self.body else (
+                _SCOPED.get((self.names, resume)) or rescoped(self.names, resume))
         return end
 
     def describe(self) -> str:
@@ -907,7 +986,9 @@ class Scope(Expr):
             end = self.body.match(st, pos)
             del st.rules[depth:]
         if end == NEED:
-            st.resume = self if st.resume is self.body else scoped(self.names, st.resume)
+            resume = st.resume
+            st.resume = self if resume is self.body else (
+                _SCOPED.get((self.names, resume)) or rescoped(self.names, resume))
         return end
 
     def describe(self) -> str:
@@ -935,7 +1016,12 @@ class Scope(Expr):
 def head_and_tail(items: tuple[Expr, ...]) -> tuple[Expr, Expr]:
     """Split a sequence's items into its first item and the sequence of the others."""
     rest = items[1:]
-    return items[0], (rest[0] if len(rest) == 1 else Sequence(rest))
+    return items[0], (rest[0] if len(rest) == 1 else resumed_sequence(rest))
+
+
+def rescoped(names: tuple[str, ...], body: Expr) -> Expr:
+    """scoped(names, body), kept for the next run that leaves body inside these names."""
+    return keep_resume(_SCOPED, (names, body), scoped(names, body))
 
 
 def scoped(names: tuple[str, ...], body: Expr) -> Expr:
@@ -945,15 +1031,15 @@ def scoped(names: tuple[str, ...], body: Expr) -> Expr:
     A stream runs the resumed expression on every chunk; nested wrappers would be walked
     down and back up each time."""
     if isinstance(body, Scope):
-        return Scope(names + body.names, body.body)
+        return resumed_scope((names + body.names, body.body))
     if isinstance(body, Sequence):
         items = body.items
         head = items[0]
-        head = Scope(names + head.names, head.body) if isinstance(head, Scope) else (
-            scoped(names, head) if isinstance(head, Sequence) else Scope(names, head))
-        tail = items[1] if len(items) == 2 else Sequence(items[1:])
-        return Sequence((head, Scope(names, tail)))
-    return Scope(names, body)
+        head = resumed_scope((names + head.names, head.body)) if isinstance(head, Scope) else (
+            scoped(names, head) if isinstance(head, Sequence) else resumed_scope((names, head)))
+        tail = items[1] if len(items) == 2 else resumed_sequence(items[1:])
+        return resumed_sequence((head, resumed_scope((names, tail))))
+    return resumed_scope((names, body))
 
 
 def sequence(*items: Expr) -> Expr:

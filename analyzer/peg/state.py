@@ -112,13 +112,3 @@ class MatchState:
                 self.expected = []
             self.expected.append((expected, self.rules[-1] if self.rules else ""))
         return FAIL
-
-    def save_need(self) -> tuple[Any, ...]:
-        """Snapshot the NEED bookkeeping (before trying alternatives that may overwrite it)."""
-        return (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from,
-                self.leaf)
-
-    def restore_need(self, saved: tuple[Any, ...]) -> None:
-        """Put back a snapshot taken by save_need."""
-        (self.resume, self.resume_pos, self.commit_events, self.need_end, self.unsafe_from,
-         self.leaf) = saved
