@@ -20,7 +20,7 @@ from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, StandsFor, closing, lit
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
-from analyzer.peg.expressions import Choice
+from analyzer.peg.expressions import Choice, Commit
 from analyzer.peg.expressions import Sequence as Items
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
@@ -38,6 +38,11 @@ class Member:
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
 # What `space` matches, possessive (a PEG leaf never gives back what it read).
 SPACES = "[ \t\r\n]*+"
+# A call object's opening, one member's key up to its value (nothing escaped in the key),
+# and what follows a member: the comma and the whitespace after it, or the closing brace.
+OPENING = re.compile("\\{" + SPACES)
+MEMBER_KEY = re.compile('"([^"\\\\]*)"' + SPACES + ":" + SPACES)
+AFTER_MEMBER = re.compile(SPACES + "(?:," + SPACES + "|(\\}))")
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -146,14 +151,95 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     Once a known key is read the object is settled (commit), so a stream may send its
     value as it comes. The head runs from `{` to the end of the name member's head."""
     known = [p.json_key(key, python) + p.commit() + value for key, value in items]
-    one = p.choice(*known, other_member([name.key, *(k for k, _ in items)], python))
+    other = other_member([name.key, *(k for k, _ in items)], python)
+    one = p.choice(*known, other)
     comma = p.space() + p.literal(",") + p.space()
     keys = [k for k, _ in items]
     before = p.literal("{") + p.space() + members_before_name(one, comma, name.key, keys, python)
     # The members after the name are over where the object closes (the comma cannot match).
     after = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
     whole = before + name.whole + after + p.space() + p.literal("}")
+    if not python and all(plain_key(key) for key in (name.key, *keys)):
+        whole = MemberLoop(whole, name, dict(items), other)
     return Member(name.key, whole, before + name.head)
+
+
+def plain_key(key: str) -> bool:
+    """Tell whether a key is written as it is between double quotes (nothing escaped)."""
+    return json.dumps(key, ensure_ascii=False) == f'"{key}"'
+
+
+class MemberLoop(StandsFor):
+    """A call object (`{` members with the name member among them `}`) read, in a whole parse
+    that records no failures, by one loop: each key by one regex, its value by the member's
+    own value expression (the name member, a known key's value after its commit, or the
+    other-key member from its key), the comma or the closing brace by another. It stands
+    for the object's general sequence, which matches the same members in the same order
+    (the loop before the name ends at the name's key, the loop after it at `}`); any key it
+    does not settle (escaped, the name twice or missing, a value that fails, a stray
+    character) runs that sequence from the start instead. Streams and traces run it always."""
+
+    __slots__ = ("sequence", "name_key", "name", "name_commits", "values", "other")
+
+    def __init__(self, sequence: p.Expr, name: Member, values: dict[str, p.Expr],
+                 other: p.Expr) -> None:
+        self.sequence = sequence
+        self.name_key = name.key
+        self.name, self.name_commits = without_last_commits(name.whole)
+        self.values = values
+        self.other = other
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.sequence.match(st, pos)
+        events, commits = len(st.events), st.commits
+        text, values = st.text, self.values
+        found = OPENING.match(text, pos)
+        at, named = (found.end(), False) if found is not None else (-1, True)
+        while at >= 0:  # each member: its key, its value, then `,` or `}`
+            found = MEMBER_KEY.match(text, at)
+            if found is None:
+                break
+            key = found.group(1)
+            if key == self.name_key:
+                if named:
+                    break  # the name twice
+                named = True
+                end = self.name.match(st, at)
+                st.commits += self.name_commits
+            elif key in values:
+                st.commits += 1  # the known member's commit, after its key
+                end = values[key].match(st, found.end())
+            else:
+                end = self.other.match(st, at)
+            found = AFTER_MEMBER.match(text, end) if end >= 0 else None
+            if found is None:
+                break
+            if found.group(1):  # the closing brace
+                if named:
+                    return found.end()
+                break
+            at = found.end()
+        del st.events[events:]  # the general sequence decides, from the start
+        st.commits = commits
+        return self.sequence.match(st, pos)
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.sequence
+
+    def first_leaf(self) -> p.Expr | None:
+        return self.sequence.first_leaf()
+
+
+def without_last_commits(expr: p.Expr) -> tuple[p.Expr, int]:
+    """Split a sequence ending in commits into the rest and how many commits end it."""
+    items = expr.items if isinstance(expr, Items) else (expr,)
+    size = len(items)
+    while size > 1 and type(items[size - 1]) is Commit:
+        size -= 1
+    rest = items[0] if size == 1 else Items(items[:size])
+    return rest, len(items) - size
 
 
 class NameMember(StandsFor):

@@ -252,7 +252,8 @@ class MessageBuilder:
         if info == BROKEN:
             self._close_broken()
             return
-        call = self._call()
+        calls = self.calls
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
         call.closed = True
         self.split = True
         if call.arg_count:
@@ -289,7 +290,7 @@ class MessageBuilder:
         if flags & PARTIAL:
             return
         call = self._call(fresh=True)
-        call.name = json.loads(text) if flags & QUOTED else text
+        call.name = string_value(text) if flags & QUOTED else text
         call.announced = True
         if self.fragments is not None:
             index = len(self.calls) - 1
@@ -301,8 +302,9 @@ class MessageBuilder:
         """Set the current call's id."""
         if flags & PARTIAL:
             return
-        call = self._call()
-        call.id = json.loads(text) if flags & QUOTED else text
+        calls = self.calls  # _call() inlined for a one-shot parse: one per call
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
+        call.id = string_value(text) if flags & QUOTED else text
         if isinstance(info, IdInsert):
             call.id = info.restored(call.id)
         if call.announced and self.fragments is not None:
@@ -310,12 +312,17 @@ class MessageBuilder:
 
     def _json_args(self, text: str, flags: int, info: Any) -> None:
         """Add JSON argument text (python-flavoured or string-wrapped text waits until complete)."""
-        call = self._call()
+        calls = self.calls  # _call() and _args() inlined for a one-shot parse
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
         # A value in another JSON dialect carries it as info: converted once complete (no
         # info, the usual case, is asked nothing: a missing attribute raises inside getattr).
         to_json = None if info is None else getattr(info, "to_json", None)
         if to_json is None and not flags & (PYTHON | QUOTED):
-            self._args(call, text)
+            if self.fragments is None:
+                if text:
+                    call.args.append(text)
+            else:
+                self._args(call, text)
             return
         call.buffered.append(text)
         if not flags & PARTIAL:
@@ -382,6 +389,13 @@ class MessageBuilder:
         call.args.append(text)
         if call.announced and self.fragments is not None:
             self.fragments.append(Fragment("args", text, len(self.calls) - 1))
+
+
+def string_value(quoted: str) -> str:
+    """Return the value of a complete JSON string as a capture matched it (`json-string`: no
+    raw control character, a quote only escaped): the text between its quotes when nothing
+    in it is escaped, else what json decodes."""
+    return quoted[1:-1] if "\\" not in quoted else json.loads(quoted)
 
 
 def joined(pieces: list[str]) -> str:
