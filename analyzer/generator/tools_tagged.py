@@ -117,7 +117,7 @@ def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:
     one = or_else(one_of_leading(declared), undeclared) if declared else undeclared
     sep = b.analysis.tools.arguments.separator.strip()
     between = p.space() + p.optional(p.literal(sep)) + p.space() if sep else p.space()
-    return p.optional(one + p.zero_or_more(between + one))
+    return p.optional(one + p.zero_or_more(lead_run(between + one)))
 
 
 def function_head(b: Build, name: str, captured: bool) -> p.Expr:
