@@ -17,7 +17,7 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
-from analyzer.generator.build import Build, StandsFor, closing, lit
+from analyzer.generator.build import Build, StandsFor, closing, lead_run, lit
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
 from analyzer.peg.expressions import Choice, Commit
@@ -401,7 +401,8 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     unit += closing(fmt.per_call_end)
     if fmt.tools_array_wrapped:
         comma = p.space() + p.literal(",") + p.space()
-        body = p.literal("[") + p.space() + unit + p.zero_or_more(comma + unit) + p.space()
+        body = p.literal("[") + p.space() + unit + p.zero_or_more(lead_run(comma + unit))
+        body += p.space()
         body += p.literal("]")
         head = p.literal("[") + p.space() + lit(per_call_start) + p.space() + obj.head
     else:

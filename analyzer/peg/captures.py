@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.peg.expressions import Expr, Sequence, Wrapper, head_and_tail
-from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
+from analyzer.peg.json_values import STRING, JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.scanning import Literal
 from analyzer.peg.state import NEED, MatchState
@@ -102,9 +102,28 @@ class LiteralCapture(Capture):
         return Capture.match(self, st, pos)
 
 
+class StringCapture(Capture):
+    """A capture of one JSON string (a call id): where the string is there whole, matched
+    and recorded in one step, as its item would match it; anything else goes the general
+    way."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        found = STRING.match(st.text, pos)
+        if found is not None:
+            end = found.end()
+            st.events.append((self.role, pos, end, self.flags, self.info))
+            return end
+        return Capture.match(self, st, pos)
+
+
 def capture_of(role: Role, item: Expr, info: Any = None) -> Capture:
-    """Capture item, in one step when it is a plain literal."""
-    return LiteralCapture(role, item, info) if type(item) is Literal else Capture(role, item, info)
+    """Capture item, in one step when it is a plain literal or a JSON string."""
+    kind = type(item)
+    if kind is Literal and isinstance(item, Literal):
+        return LiteralCapture(role, item, info)
+    return (StringCapture if kind is JsonString else Capture)(role, item, info)
 
 
 class ToolCapture(Wrapper):

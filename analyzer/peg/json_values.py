@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
@@ -30,7 +30,7 @@ from analyzer.peg.state import FAIL, NEED, MatchState
 DECODER = json.JSONDecoder()
 # The decoder's scanner itself: raw_decode is a Python frame around it that only turns its
 # StopIteration (no value here) into a ValueError; values are decoded at every call.
-SCAN_ONCE = DECODER.scan_once
+SCAN_ONCE: Callable[[str, int], tuple[Any, int]] = DECODER.scan_once  # type: ignore[attr-defined]
 NO_VALUE = (StopIteration, ValueError)
 STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
 PYTHON_TOKEN = re.compile(
