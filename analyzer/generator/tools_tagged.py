@@ -84,6 +84,8 @@ class UndeclaredArgument(p.Expr):
         if st.partial and (found.end() if found else start) == st.n:
             return st.need(self, pos, pos)  # the name may go on
         if found is None:
+            if start < st.fail_pos:
+                return FAIL  # not recorded: no message to build (at every call's end)
             return st.fail(start, "an argument name")
         return self.grammar(found.group()).match(st, pos)
 
@@ -137,7 +139,8 @@ def function_call(b: Build, definition: Mapping[str, Any]) -> p.Expr:
         + argument_list(b, p.tool_parameters(definition)) + maybe(args.end)
         + id_at(b, CallIdPosition.POST_ARGS) + closing(b.analysis.tools.function.close)
     )
-    return p.tool(function_head(b, name, True) + p.commit() + body)
+    # A whole parse reads the call's leading markup (name, `{`, commit) by one regex.
+    return p.tool(lead_run(function_head(b, name, True) + p.commit() + body))
 
 
 def tagged_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
