@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from analyzer.peg import Expr
@@ -48,33 +49,50 @@ class QuotedDialect:
         """Read one value at pos; return it and where it ends (Incomplete, ValueError).
 
         One loop over the value's leaves, the containers open around them on a stack (not a
-        call per item: the mapper reads every value of a call this way)."""
+        call per item: the mapper reads every value of a call this way); a member whose value
+        is a leaf is read with its key by one regex (read_key and the loop decide the rest)."""
         quote, size, n, space = self.quote, len(self.quote), len(text), SPACE.match
+        leaf_member = leaf_member_pattern(quote).match
         stack: list[tuple[list[Any], str]] = []  # the open containers: items, closing
         keys: list[str] = []  # the key of the member being read, per open object
+        member = False  # a member of the innermost open object begins at pos
         while True:
-            pos = space(text, pos).end()  # type: ignore[union-attr]  # * always matches
-            if text.startswith(quote, pos):
-                end = text.find(quote, pos + size)
-                if end < 0:
-                    raise Incomplete
-                value: Any = text[pos + size : end]
-                pos = end + size
-            elif pos >= n:
-                raise Incomplete
-            elif text[pos] == "[" or text[pos] == "{":
-                close = "]" if text[pos] == "[" else "}"
-                pos = space(text, pos + 1).end()  # type: ignore[union-attr]
-                if pos >= n:
-                    raise Incomplete
-                if text[pos] != close:
-                    stack.append(([], close))
-                    if close == "}":
-                        pos = self.read_key(text, pos, keys)
-                    continue  # its first item
-                value, pos = ({} if close == "}" else []), pos + 1
+            found = leaf_member(text, pos) if member else None
+            if found is not None:  # `key: string` or `key: scalar`
+                quoted, bare, string, scalar = found.groups()
+                keys.append(bare if quoted is None else quoted)
+                pos = found.end()
+                if string is not None:
+                    value: Any = string
+                elif pos >= n and not final:
+                    raise Incomplete  # more digits or letters may follow
+                else:
+                    value = scalar_value(scalar)
             else:
-                value, pos = read_scalar(text, pos, final)
+                if member:
+                    pos = self.read_key(text, pos, keys)
+                pos = space(text, pos).end()  # type: ignore[union-attr]  # * always matches
+                if text.startswith(quote, pos):
+                    end = text.find(quote, pos + size)
+                    if end < 0:
+                        raise Incomplete
+                    value = text[pos + size : end]
+                    pos = end + size
+                elif pos >= n:
+                    raise Incomplete
+                elif text[pos] == "[" or text[pos] == "{":
+                    close = "]" if text[pos] == "[" else "}"
+                    pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+                    if pos >= n:
+                        raise Incomplete
+                    if text[pos] != close:
+                        stack.append(([], close))
+                        member = close == "}"
+                        continue  # its first item
+                    value, pos = ({} if close == "}" else []), pos + 1
+                else:
+                    value, pos = read_scalar(text, pos, final)
+            member = False
             while stack:  # the value is an item: the next one, or its container is done
                 items, close = stack[-1]
                 items.append((keys.pop(), value) if close == "}" else value)
@@ -88,8 +106,7 @@ class QuotedDialect:
                 if text[pos] != ",":
                     raise ValueError(f"expected `,` or `{close}`")
                 pos += 1
-                if close == "}":
-                    pos = self.read_key(text, pos, keys)
+                member = close == "}"
                 break
             else:
                 return value, pos
@@ -124,17 +141,32 @@ def read_scalar(text: str, pos: int, final: bool) -> tuple[Any, int]:
         raise ValueError("expected a value")
     if found.end() >= len(text) and not final:
         raise Incomplete  # more digits or letters may follow
-    token = found.group()
+    return scalar_value(found.group()), found.end()
+
+
+def scalar_value(token: str) -> Any:
+    """Return the value of a bare token: a literal or number JSON reads, else the text."""
     if token in PYTHON_WORDS:  # a template that writes Python's spelling of these literals
-        return PYTHON_WORDS[token], found.end()
+        return PYTHON_WORDS[token]
     if token in JSON_WORDS:
-        return JSON_WORDS[token], found.end()
+        return JSON_WORDS[token]
     if len(token) < 19 and INTEGER.fullmatch(token):  # (int() refuses thousands of digits)
-        return int(token), found.end()
+        return int(token)
     try:
-        return json.loads(token), found.end()
+        return json.loads(token)
     except ValueError:
-        return token, found.end()
+        return token
+
+
+@cache
+def leaf_member_pattern(quote: str) -> re.Pattern[str]:
+    """A regex of an object member whose value is a leaf, read as read_key and the value's
+    reading read it: the key quoted or bare (groups 1, 2), whitespace and the colon, the
+    value a string (group 3, to the first closing quote) or a scalar (group 4). Atomic, as
+    they never go back (a later colon must not stretch the key to a later quote)."""
+    marker = re.escape(quote)
+    leaf = rf"(?>{marker}(?s:(.*?)){marker}|(?!{marker})([^,:\[\]{{}}\s]+))"
+    return re.compile(rf"\s*+{leaf}\s*+:\s*+{leaf}")
 
 
 def whole_value_pattern(quote: str, depth: int) -> re.Pattern[str]:

@@ -147,10 +147,10 @@ class MessageBuilder:
 
     def message(self) -> Message:
         """Return the message built so far."""
-        calls = tuple(
+        calls = tuple([
             ToolCall.of(call.name or "", joined(call.args), call.id)
             for call in self.calls
-        )
+        ])
         return Message(
             content=joined(self.content),
             reasoning_content=joined(self.reasoning),
@@ -256,10 +256,11 @@ class MessageBuilder:
         call = calls[-1] if calls and not calls[-1].closed else self._call()
         call.closed = True
         self.split = True
-        if call.arg_count:
-            self._args(call, "}")
-        elif not call.args:
-            self._args(call, "{}")
+        closing = "}" if call.arg_count else "" if call.args else "{}"
+        if closing and self.fragments is None:  # _args inlined for a one-shot parse
+            call.args.append(closing)
+        elif closing:
+            self._args(call, closing)
         joined(call.args)  # a streamed call holds one piece per chunk: keep one string
 
     def _close_broken(self) -> None:
@@ -327,7 +328,12 @@ class MessageBuilder:
         call.buffered.append(text)
         if not flags & PARTIAL:
             whole, call.buffered = "".join(call.buffered), []
-            self._args(call, to_json(whole) if to_json else self._decoded_args(whole, flags))
+            converted = to_json(whole) if to_json else self._decoded_args(whole, flags)
+            if self.fragments is None:  # _args inlined for a one-shot parse
+                if converted:
+                    call.args.append(converted)
+            else:
+                self._args(call, converted)
 
     @staticmethod
     def _decoded_args(text: str, flags: int) -> str:
