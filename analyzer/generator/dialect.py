@@ -215,5 +215,12 @@ class DialectValue(Expr):
             return st.fail(pos, f"a value quoted with `{self.dialect.quote}`")
         return end
 
+    def may_fail(self, text: str, pos: int) -> bool:
+        # A value that opens with the quote is a string: until its closing quote comes it
+        # waits, then it ends there (a stream held by a choice between a quoted string and
+        # this value need not run again for every chunk of the string).
+        at = SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        return not text.startswith(self.dialect.quote, at)
+
     def describe(self) -> str:
         return f"value(quote={json.dumps(self.dialect.quote, ensure_ascii=False)})"

@@ -73,8 +73,8 @@ class Capture(Wrapper):
     def first_leaf(self) -> Expr | None:
         return self.item.first_leaf()
 
-    def may_fail(self) -> bool:
-        return self.item.may_fail()
+    def may_fail(self, text: str, pos: int) -> bool:
+        return self.item.may_fail(text, pos)
 
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)

@@ -2,7 +2,8 @@
 that records no failures first by one regex of values a few containers deep (the parse). Both
 must read exactly what the recursive reading read before them, kept here as the reference:
 the same value, end, JSON text and error kind, for values cut, edited and nested deeper than
-the regex goes, and a whole parse must end where a traced one (which takes no regex) ends."""
+the regex goes, and a whole parse must end where a traced one (which takes no regex) ends.
+A stream held on a quoted string skips its chunks and must still equal one that runs them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import re
 from typing import Any
 
 import pytest
+from rendered_calls import CORPUS, generated_call, streamed
+from skipping_streams import AlwaysRuns, CountsSkips
 
 from analyzer.generator.dialect import DialectValue, Incomplete, QuotedDialect
 from analyzer.peg.state import FAIL, MatchState
@@ -169,3 +172,35 @@ def test_a_whole_parse_ends_a_value_where_a_traced_one_does(seed: int) -> None:
             expected = outcome(REFERENCE.read, whole, 0, True)
             assert fast == (expected[1] if len(expected) == 2 and expected[0] != "invalid"
                             else FAIL), whole
+
+
+GEMMA_TEMPLATE = CORPUS / "google-gemma-4-31B-it.jinja"
+LONG = "line one, {braces} and [brackets]: <b>tags</b>\n" * 8
+VALUES = (
+    f'<|"|>{LONG}<|"|>', f' \n <|"|>{LONG}<|"|>', f'<|"|>{LONG}', f'<|"|>{LONG}<|"|> x',
+    f'<|"|>{LONG}<|"|>{LONG}<|"|>', f'[<|"|>{LONG}<|"|>, 1 x', f'[<|"|>{LONG}<|"|>, 2]',
+    f'{{k:<|"|>{LONG}<|"|>}}', f'<|"{LONG}', f'<|"|>{LONG}<tool_call|>', "",
+)
+
+
+@pytest.mark.skipif(not GEMMA_TEMPLATE.is_file(), reason="the shared corpus is not there")
+def test_a_stream_held_on_a_quoted_string_skips_as_it_would_run() -> None:
+    # The value's choice (a quoted string, or any dialect value) holds while the string is
+    # open; the dialect value cannot fail on more of a string (may_fail at the quote), so the
+    # stream skips those chunks: the deltas and deviations of a stream that runs every chunk.
+    found = generated_call(GEMMA_TEMPLATE)
+    assert found is not None
+    parser, rendering = found
+    skipped: dict[tuple[str, int], int] = {}
+    for value in VALUES:
+        output = rendering.replace('<|"|>Paris<|"|>', value, 1)
+        for size in (1, 2, 3, 5, 16):
+            chunks = [output[at : at + size] for at in range(0, len(output), size)]
+            fast, slow = CountsSkips(parser.parser), AlwaysRuns(parser.parser)
+            deltas = streamed(fast, parser.prompt.tail, chunks)
+            assert deltas == streamed(slow, parser.prompt.tail, chunks), (size, output)
+            assert fast.deviations == slow.deviations, (size, output)
+            skipped[value, size] = fast.skipped
+    # Byte by byte, the string's characters are skipped, not only the markup's (46 skips of
+    # 459 chunks when the dialect value may fail at its quote).
+    assert skipped[VALUES[0], 1] > len(LONG)
