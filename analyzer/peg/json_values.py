@@ -1,6 +1,6 @@
 """JSON value expressions: any value (strict or python-dict flavour), strings, schema-typed values.
 
-A complete strict value is decoded by json's C decoder (`raw_decode`); the resumable scanner
+A complete strict value is decoded by json's C scanner (`scan_once`); the resumable scanner
 only runs where the decoder cannot answer (unfinished input, python flavour).
 """
 
