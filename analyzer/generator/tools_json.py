@@ -20,7 +20,7 @@ from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import Build, StandsFor, closing, lead_run, lit
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
-from analyzer.peg.expressions import Choice, Commit
+from analyzer.peg.expressions import Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
@@ -88,29 +88,43 @@ def closing_quote(text: str, pos: int, quote: str) -> int:
 
 
 class EndsBefore(StandsFor):
-    """A repetition of object members that is over, without trying a member, where the text
-    (after whitespace, with skip_space) begins with one of stops: no member can begin there.
+    """A repetition (of object members, of arguments) that is over, without trying an item,
+    where the text (after whitespace, with skip_space) begins with one of stops: no item can
+    begin there. A whole parse that records no failures (a failing item records what it
+    expected) runs the items itself, asking before each; streams and traces run the
+    repetition."""
 
-    The shortcut is for whole parses that record no failures (a member that fails records
-    what it expected); streams and traces run the repetition."""
-
-    __slots__ = ("repeat", "stops", "skip_space")
+    __slots__ = ("repeat", "stops", "skip_space", "item")
 
     def __init__(self, repeat: p.Expr, stops: tuple[str, ...], skip_space: bool) -> None:
         self.repeat = repeat
         self.stops = stops
         self.skip_space = skip_space
+        # The item of `item*` (looped here); None for another repetition (asked once).
+        plain = isinstance(repeat, Repeat) and repeat.least == 0 and repeat.most is None
+        self.item = repeat.item if isinstance(repeat, Repeat) and plain else None
 
     def match(self, st: MatchState, pos: int) -> int:
-        if not st.partial and st.fail_pos == UNTRACED:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.general(st, pos)
+        text, n, item = st.text, st.n, self.item
+        while True:  # Repeat.match's whole-parse loop, with the stops asked before each item
             at = pos
             if self.skip_space:
-                text, n = st.text, st.n
                 while at < n and text[at] in SPACE_CHARS:
                     at += 1
-            if st.text.startswith(self.stops, at):
+            if text.startswith(self.stops, at):
                 return pos
-        return self.general(st, pos)
+            if item is None:
+                return self.general(st, pos)
+            events, commits = len(st.events), st.commits
+            end = item.match(st, pos)
+            if end < 0:
+                del st.events[events:]
+                return FAIL if st.commits != commits else pos
+            if end == pos:  # an item matching empty would loop forever
+                return pos
+            pos = end
 
     @property
     def general_form(self) -> p.Expr:

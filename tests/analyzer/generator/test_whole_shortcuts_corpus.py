@@ -1,9 +1,9 @@
 """Whole parses take shortcuts where they record no failures (the JSON call grammar's member
 loops that end at a closing or at the name's key, a call object's members read by one loop,
-arguments decoded where they are read): a run that records failures (a trace) takes none.
-Both must give the same outcome and the same events, for every template's rendering of two
-calls, and for that rendering broken in the ways models break it (cut, characters dropped or
-doubled, wrong names and keys, broken JSON)."""
+arguments decoded where they are read, a tagged argument loop over at the arguments' end): a
+run that records failures (a trace) takes none. Both must give the same outcome and the same
+events, for every template's rendering of two calls, and for that rendering broken in the ways
+models break it (cut, characters dropped or doubled, wrong names and keys, broken JSON)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ EDITS = (
     ('{', '{"arguments": {"q": 1}, '), ('}', ', "extra": {"b": 2}}'), ('}', ',}'),
     ('{', '{"na\\"me": 1, '), ('{', '{"": 0, '), ('}]', '}, {"arguments": {"q": 1}}]'),
     ('}]', '}, {"arguments": {}, "name": "search_records", "name": "x"}]'),
+    # An argument loop over at the arguments' end (EndsBefore): a value that fails after its
+    # name committed (a quoted dialect's broken list), and markup before the end.
+    ('<|"|>hotels<|"|>', "[1 2]"), ('<|"|>Paris<|"|>', "{a 1}"), ('<|"|>hotels<|"|>', "7 }"),
 )
 
 
