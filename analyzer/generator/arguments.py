@@ -14,7 +14,7 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.peg.captures import Capture
-from analyzer.peg.json_values import DECODER, JsonString, JsonValue
+from analyzer.peg.json_values import NO_VALUE, SCAN_ONCE, JsonString, JsonValue
 from analyzer.peg.state import UNTRACED, MatchState
 
 NOT_OBJECT = ("arguments_not_object", "a JSON object")
@@ -59,8 +59,8 @@ class ByFirstCharacter(p.Expr):
             if self.decoded_event is None or st.partial or st.fail_pos != UNTRACED:
                 return self.obj.match(st, pos)  # a stream, or a trace: the general path
             try:
-                end = DECODER.raw_decode(st.text, pos)[1]
-            except ValueError:
+                end = SCAN_ONCE(st.text, pos)[1]
+            except NO_VALUE:
                 return self.obj.match(st, pos)  # the scanner says where and what
             role, flags, info = self.decoded_event
             st.events.append((role, pos, end, flags, info))

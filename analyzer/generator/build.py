@@ -18,6 +18,7 @@ from analyzer.peg.expressions import (
     CHOICE_LEVEL,
     SEQUENCE_LEVEL,
     Commit,
+    Optional,
     Repeat,
     Sequence,
     opening_of,
@@ -115,6 +116,19 @@ class SpacedLiteral(p.Expr):
 
     def describe(self) -> str:
         return "space " + json.dumps(self.text, ensure_ascii=False)
+
+    # What a whole parse asks before running it (a choice between a quoted and another
+    # value skips it at the other's first character): it opens with whitespace or the
+    # marker, needs the marker, and never commits.
+
+    def opening_chars(self) -> frozenset[str] | None:
+        return frozenset(" \t\r\n" + self.text[0]) if self.text else None
+
+    def matches_at_end(self) -> bool:
+        return not self.text
+
+    def never_commits(self) -> bool:
+        return True
 
 
 def spaced(text: str) -> p.Expr:
@@ -296,8 +310,8 @@ SPACES = "[ \\t\\r\\n]*+"  # what Space and the whitespace of a token take: all,
 
 def lead_pattern(item: p.Expr) -> str | None:
     """The regex of a leaf that matches what it matches in a whole parse (a literal, whitespace,
-    a commit; a captured literal, as a group of its own), or None for any other expression
-    (subclasses included: they may match otherwise)."""
+    a commit, an optional literal; a captured literal, as a group of its own), or None for any
+    other expression (subclasses included: they may match otherwise)."""
     kind = type(item)
     if kind is Token and isinstance(item, Token):
         return ((SPACES if item.before else "") + re.escape(item.text)
@@ -313,6 +327,8 @@ def lead_pattern(item: p.Expr) -> str | None:
     if isinstance(item, StandsFor):
         lead = item.whole_pattern()
         return lead[0] if lead is not None else None
+    if kind is Optional and isinstance(item, Optional) and type(item.item) is Literal:
+        return "(?:" + re.escape(item.item.text) + ")?+"  # a separator that may be left out
     return "" if kind is Commit else None
 
 

@@ -10,14 +10,20 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from analyzer.peg import Expr
-from analyzer.peg.state import FAIL, MatchState
+from analyzer.peg.state import FAIL, UNTRACED, MatchState
 
 SPACE = re.compile(r"\s*")
 SCALAR = re.compile(r"[^,:\[\]{}\s]+")
 PYTHON_WORDS: dict[str, Any] = {"None": None, "True": True, "False": False}
+# Scalars read without json.loads: its own literals, and integers it reads as int() does.
+JSON_WORDS: dict[str, Any] = {"null": None, "true": True, "false": False}
+INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+# json.dumps(value, ensure_ascii=False), without building an encoder per value.
+JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
 
 
 class Incomplete(Exception):
@@ -32,72 +38,100 @@ class QuotedDialect:
 
     def to_json(self, text: str) -> str:
         """Return the JSON text of a complete value written in this dialect."""
+        if text in JSON_WORDS:  # a bare literal or integer is its own JSON (most scalars)
+            return text
+        if len(text) < 19 and INTEGER.fullmatch(text):
+            return str(int(text))  # as json writes the int read_scalar reads (`-0` is `0`)
         value, _ = self.read(text, 0, final=True)
-        return json.dumps(value, ensure_ascii=False)
+        return JSON_TEXT.encode(value)
 
     def read(self, text: str, pos: int, final: bool = False) -> tuple[Any, int]:
-        """Read one value at pos; return it and where it ends (Incomplete, ValueError)."""
-        pos = skip(text, pos)
-        if text.startswith(self.quote, pos):
-            return self.read_string(text, pos)
-        if pos >= len(text):
-            raise Incomplete
-        if text[pos] == "[":
-            return self.read_items(text, pos + 1, "]", self.read, final)
-        if text[pos] == "{":
-            return self.read_items(text, pos + 1, "}", self.read_member, final)
-        return read_scalar(text, pos, final)
+        """Read one value at pos; return it and where it ends (Incomplete, ValueError).
 
-    def read_string(self, text: str, pos: int) -> tuple[str, int]:
-        """Read a quoted string."""
-        start = pos + len(self.quote)
-        end = text.find(self.quote, start)
-        if end < 0:
-            raise Incomplete
-        return text[start:end], end + len(self.quote)
+        One loop over the value's leaves, the containers open around them on a stack (not a
+        call per item: the mapper reads every value of a call this way); a member whose value
+        is a leaf is read with its key by one regex (read_key and the loop decide the rest)."""
+        quote, size, n, space = self.quote, len(self.quote), len(text), SPACE.match
+        leaf_member = leaf_member_pattern(quote).match
+        stack: list[tuple[list[Any], str]] = []  # the open containers: items, closing
+        keys: list[str] = []  # the key of the member being read, per open object
+        member = False  # a member of the innermost open object begins at pos
+        while True:
+            found = leaf_member(text, pos) if member else None
+            if found is not None:  # `key: string` or `key: scalar`
+                quoted, bare, string, scalar = found.groups()
+                keys.append(bare if quoted is None else quoted)
+                pos = found.end()
+                if string is not None:
+                    value: Any = string
+                elif pos >= n and not final:
+                    raise Incomplete  # more digits or letters may follow
+                else:
+                    value = scalar_value(scalar)
+            else:
+                if member:
+                    pos = self.read_key(text, pos, keys)
+                pos = space(text, pos).end()  # type: ignore[union-attr]  # * always matches
+                if text.startswith(quote, pos):
+                    end = text.find(quote, pos + size)
+                    if end < 0:
+                        raise Incomplete
+                    value = text[pos + size : end]
+                    pos = end + size
+                elif pos >= n:
+                    raise Incomplete
+                elif text[pos] == "[" or text[pos] == "{":
+                    close = "]" if text[pos] == "[" else "}"
+                    pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+                    if pos >= n:
+                        raise Incomplete
+                    if text[pos] != close:
+                        stack.append(([], close))
+                        member = close == "}"
+                        continue  # its first item
+                    value, pos = ({} if close == "}" else []), pos + 1
+                else:
+                    value, pos = read_scalar(text, pos, final)
+            member = False
+            while stack:  # the value is an item: the next one, or its container is done
+                items, close = stack[-1]
+                items.append((keys.pop(), value) if close == "}" else value)
+                pos = space(text, pos).end()  # type: ignore[union-attr]
+                if pos >= n:
+                    raise Incomplete
+                if text[pos] == close:
+                    stack.pop()
+                    value, pos = (dict(items) if close == "}" else items), pos + 1
+                    continue
+                if text[pos] != ",":
+                    raise ValueError(f"expected `,` or `{close}`")
+                pos += 1
+                member = close == "}"
+                break
+            else:
+                return value, pos
 
-    def read_member(self, text: str, pos: int, final: bool) -> tuple[tuple[str, Any], int]:
-        """Read `key: value` of an object (the key quoted or bare)."""
-        pos = skip(text, pos)
+    def read_key(self, text: str, pos: int, keys: list[str]) -> int:
+        """Read a member's key (quoted or bare) and its colon; add the key to keys and return
+        where its value begins."""
+        pos = SPACE.match(text, pos).end()  # type: ignore[union-attr]
         if text.startswith(self.quote, pos):
-            key, pos = self.read_string(text, pos)
+            end = text.find(self.quote, pos + len(self.quote))
+            if end < 0:
+                raise Incomplete
+            key, pos = text[pos + len(self.quote) : end], end + len(self.quote)
         else:
             found = SCALAR.match(text, pos)
             if found is None:
                 raise Incomplete if pos >= len(text) else ValueError("expected a key")
             key, pos = found.group(), found.end()
-        pos = skip(text, pos)
+        pos = SPACE.match(text, pos).end()  # type: ignore[union-attr]
         if pos >= len(text):
             raise Incomplete
         if text[pos] != ":":
             raise ValueError("expected `:`")
-        value, pos = self.read(text, pos + 1, final)
-        return (key, value), pos
-
-    def read_items(
-        self, text: str, pos: int, close: str, item: Any, final: bool
-    ) -> tuple[Any, int]:
-        """Read the items of an array or the members of an object up to close."""
-        items: list[Any] = []
-        pos = skip(text, pos)
-        while True:
-            if pos >= len(text):
-                raise Incomplete
-            if text[pos] == close:
-                return (dict(items) if close == "}" else items), pos + 1
-            if items:
-                if text[pos] != ",":
-                    raise ValueError(f"expected `,` or `{close}`")
-                pos += 1
-            value, pos = item(text, pos, final)
-            items.append(value)
-            pos = skip(text, pos)
-
-
-def skip(text: str, pos: int) -> int:
-    """Skip whitespace."""
-    found = SPACE.match(text, pos)
-    return found.end() if found else pos
+        keys.append(key)
+        return pos + 1
 
 
 def read_scalar(text: str, pos: int, final: bool) -> tuple[Any, int]:
@@ -107,24 +141,66 @@ def read_scalar(text: str, pos: int, final: bool) -> tuple[Any, int]:
         raise ValueError("expected a value")
     if found.end() >= len(text) and not final:
         raise Incomplete  # more digits or letters may follow
-    token = found.group()
+    return scalar_value(found.group()), found.end()
+
+
+def scalar_value(token: str) -> Any:
+    """Return the value of a bare token: a literal or number JSON reads, else the text."""
     if token in PYTHON_WORDS:  # a template that writes Python's spelling of these literals
-        return PYTHON_WORDS[token], found.end()
+        return PYTHON_WORDS[token]
+    if token in JSON_WORDS:
+        return JSON_WORDS[token]
+    if len(token) < 19 and INTEGER.fullmatch(token):  # (int() refuses thousands of digits)
+        return int(token)
     try:
-        return json.loads(token), found.end()
+        return json.loads(token)
     except ValueError:
-        return token, found.end()
+        return token
+
+
+@cache
+def leaf_member_pattern(quote: str) -> re.Pattern[str]:
+    """A regex of an object member whose value is a leaf, read as read_key and the value's
+    reading read it: the key quoted or bare (groups 1, 2), whitespace and the colon, the
+    value a string (group 3, to the first closing quote) or a scalar (group 4). Atomic, as
+    they never go back (a later colon must not stretch the key to a later quote)."""
+    marker = re.escape(quote)
+    leaf = rf"(?>{marker}(?s:(.*?)){marker}|(?!{marker})([^,:\[\]{{}}\s]+))"
+    return re.compile(rf"\s*+{leaf}\s*+:\s*+{leaf}")
+
+
+def whole_value_pattern(quote: str, depth: int) -> re.Pattern[str]:
+    """A regex matching what QuotedDialect.read reads, to the same end, in a complete text,
+    for values nested at most depth containers deep (anything else it does not match): a
+    string (to the first closing quote), a scalar, or containers of such, whitespace around
+    each as read skips it; atomic and possessive, as read never goes back."""
+    marker = re.escape(quote)
+    leaf = rf"(?>{marker}(?s:.*?){marker}|(?!{marker})[^,:\[\]{{}}\s]+)"
+    value = r"\s*+" + leaf
+    for _ in range(depth):
+        member = rf"\s*+{leaf}\s*+:{value}"
+        array = rf"\[\s*+(?:\]|{value}(?:\s*+,{value})*+\s*+\])"
+        obj = rf"\{{\s*+(?:\}}|{member}(?:\s*+,{member})*+\s*+\}})"
+        value = rf"\s*+(?:{leaf}|{array}|{obj})"
+    return re.compile(value)
 
 
 class DialectValue(Expr):
-    """Match one value written in a quoted dialect."""
+    """Match one value written in a quoted dialect. A whole parse that records no failures
+    first tries the regex of values a few containers deep (one call instead of a read per
+    item); where it does not match, read decides."""
 
-    __slots__ = ("dialect",)
+    __slots__ = ("dialect", "whole")
 
     def __init__(self, dialect: QuotedDialect) -> None:
         self.dialect = dialect
+        self.whole = whole_value_pattern(dialect.quote, 3)
 
     def match(self, st: MatchState, pos: int) -> int:
+        if not st.partial and st.fail_pos == UNTRACED:
+            found = self.whole.match(st.text, pos)
+            if found is not None:
+                return found.end()
         try:
             _, end = self.dialect.read(st.text, pos, final=not st.partial)
         except Incomplete:
@@ -138,6 +214,13 @@ class DialectValue(Expr):
                 return FAIL  # not recorded: no message to build
             return st.fail(pos, f"a value quoted with `{self.dialect.quote}`")
         return end
+
+    def may_fail(self, text: str, pos: int) -> bool:
+        # A value that opens with the quote is a string: until its closing quote comes it
+        # waits, then it ends there (a stream held by a choice between a quoted string and
+        # this value need not run again for every chunk of the string).
+        at = SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        return not text.startswith(self.dialect.quote, at)
 
     def describe(self) -> str:
         return f"value(quote={json.dumps(self.dialect.quote, ensure_ascii=False)})"

@@ -28,7 +28,7 @@ from analyzer.generator.build import (
 )
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
-from analyzer.peg.expressions import Choice, Commit
+from analyzer.peg.expressions import Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
@@ -46,8 +46,11 @@ class Member:
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
 # What `space` matches, possessive (a PEG leaf never gives back what it read).
 SPACES = "[ \t\r\n]*+"
-# Where an object closes, after whitespace (no member begins there).
-CLOSES = re.compile(SPACES + r"\}")
+# A call object's opening, one member's key up to its value (nothing escaped in the key),
+# and what follows a member: the comma and the whitespace after it, or the closing brace.
+OPENING = re.compile("\\{" + SPACES)
+MEMBER_KEY = re.compile('"([^"\\\\]*)"' + SPACES + ":" + SPACES)
+AFTER_MEMBER = re.compile(SPACES + "(?:," + SPACES + "|(\\}))")
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -93,29 +96,43 @@ def closing_quote(text: str, pos: int, quote: str) -> int:
 
 
 class EndsBefore(StandsFor):
-    """A repetition of object members that is over, without trying a member, where the text
-    (after whitespace, with skip_space) begins with one of stops: no member can begin there.
+    """A repetition (of object members, of arguments) that is over, without trying an item,
+    where the text (after whitespace, with skip_space) begins with one of stops: no item can
+    begin there. A whole parse that records no failures (a failing item records what it
+    expected) runs the items itself, asking before each; streams and traces run the
+    repetition."""
 
-    The shortcut is for whole parses that record no failures (a member that fails records
-    what it expected); streams and traces run the repetition."""
-
-    __slots__ = ("repeat", "stops", "skip_space")
+    __slots__ = ("repeat", "stops", "skip_space", "item")
 
     def __init__(self, repeat: p.Expr, stops: tuple[str, ...], skip_space: bool) -> None:
         self.repeat = repeat
         self.stops = stops
         self.skip_space = skip_space
+        # The item of `item*` (looped here); None for another repetition (asked once).
+        plain = isinstance(repeat, Repeat) and repeat.least == 0 and repeat.most is None
+        self.item = repeat.item if isinstance(repeat, Repeat) and plain else None
 
     def match(self, st: MatchState, pos: int) -> int:
-        if not st.partial and st.fail_pos == UNTRACED:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.general(st, pos)
+        text, n, item = st.text, st.n, self.item
+        while True:  # Repeat.match's whole-parse loop, with the stops asked before each item
             at = pos
             if self.skip_space:
-                text, n = st.text, st.n
                 while at < n and text[at] in SPACE_CHARS:
                     at += 1
-            if st.text.startswith(self.stops, at):
+            if text.startswith(self.stops, at):
                 return pos
-        return self.general(st, pos)
+            if item is None:
+                return self.general(st, pos)
+            events, commits = len(st.events), st.commits
+            end = item.match(st, pos)
+            if end < 0:
+                del st.events[events:]
+                return FAIL if st.commits != commits else pos
+            if end == pos:  # an item matching empty would loop forever
+                return pos
+            pos = end
 
     @property
     def general_form(self) -> p.Expr:
@@ -125,89 +142,6 @@ class EndsBefore(StandsFor):
         # Where a stop follows, the repetition is over at once (a lookahead, no groups).
         stops = "|".join(re.escape(stop) for stop in self.stops)
         return f"(?={SPACES if self.skip_space else ''}(?:{stops}))", ()
-
-
-class KnownMembers(StandsFor):
-    """The members after the name member (`, "arguments": {...}`), over where the object
-    closes (as EndsBefore). A whole parse that records no failures reads a member whose key
-    the template knows by one regex (the comma, then the leaves before the value of each
-    known-key alternative, in the order the choice tries them: what those leaves read) and
-    runs that alternative's value; any other member runs the repetition from there on.
-    Streams and traces run the repetition."""
-
-    __slots__ = ("ends", "pattern", "values", "commits")
-
-    def __init__(self, ends: EndsBefore, comma: str, leads: list[tuple[str, int, tuple[p.Expr,
-                 ...]]]) -> None:
-        self.ends = ends
-        self.pattern = re.compile(comma + "(?:" + "|".join(f"({lead})" for lead, _, _ in leads)
-                                  + ")")
-        self.commits = tuple(commits for _, commits, _ in leads)
-        self.values = tuple(value for _, _, value in leads)
-
-    def match(self, st: MatchState, pos: int) -> int:
-        if st.partial or st.fail_pos != UNTRACED:
-            return self.general(st, pos)
-        text = st.text
-        while True:
-            found = self.pattern.match(text, pos)
-            if found is None:  # the object closes here, or the repetition decides
-                return pos if CLOSES.match(text, pos) else self.ends.repeat.match(st, pos)
-            index = (found.lastindex or 1) - 1
-            events, commits = len(st.events), st.commits
-            st.commits += self.commits[index]
-            end = found.end()
-            for item in self.values[index]:
-                end = item.match(st, end)
-                if end < 0:
-                    break
-            if end < 0:
-                if st.commits != commits:
-                    return FAIL  # as the repetition fails past a commit
-                del st.events[events:]
-                return self.ends.repeat.match(st, pos)  # the choice's later alternatives
-            pos = end
-
-    @property
-    def general_form(self) -> p.Expr:
-        return self.ends.repeat
-
-
-def member_lead(alternative: p.Expr) -> tuple[str, int, tuple[p.Expr, ...]] | None:
-    """A member alternative's (or the comma's) leading leaves as one regex (literals,
-    whitespace, commits: no captures), with the commits among them and the items after them;
-    None when it starts otherwise."""
-    items = alternative.items if type(alternative) is Items else (alternative,)
-    parts, commits, size = [], 0, 0
-    for item in items:
-        if type(item) is Commit:
-            commits += 1
-        else:
-            pattern = leaf_pattern(item)
-            if pattern is None:
-                break
-            parts.append(pattern)
-        size += 1
-    return ("".join(parts), commits, items[size:]) if parts else None
-
-
-def members_after(comma: p.Expr, one: p.Expr) -> p.Expr:
-    """Match the members after the name member: over where the object closes, and the known
-    keys read by one regex in whole parses (KnownMembers) where the grammar allows."""
-    ends = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
-    comma_lead = member_lead(comma)
-    whole_comma = comma_lead is not None and not comma_lead[1] and not comma_lead[2]
-    comma_pattern = comma_lead[0] if comma_lead is not None and whole_comma else None
-    alternatives = one.alternatives if isinstance(one, Choice) else (one,)
-    leads = []
-    for alternative in alternatives:  # up to the first that starts otherwise: order counts
-        lead = member_lead(alternative)
-        if lead is None:
-            break
-        leads.append(lead)
-    if comma_pattern is None or not leads:
-        return ends
-    return KnownMembers(ends, comma_pattern, leads)
 
 
 def diverge(one: str, other: str) -> bool:
@@ -244,15 +178,106 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     Once a known key is read the object is settled (commit), so a stream may send its
     value as it comes. The head runs from `{` to the end of the name member's head."""
     known = [p.json_key(key, python) + p.commit() + value for key, value in items]
-    one = p.choice(*known, other_member([name.key, *(k for k, _ in items)], python))
+    other = other_member([name.key, *(k for k, _ in items)], python)
+    one = p.choice(*known, other)
     comma = p.space() + p.literal(",") + p.space()
     keys = [k for k, _ in items]
     before = p.literal("{") + p.space() + members_before_name(one, comma, name.key, keys, python)
     # The members after the name are over where the object closes (the comma cannot match).
-    after = members_after(comma, one)
-    # A whole parse reads the object's opening through the name member in one step.
-    whole = lead_run(before + name.whole + after + p.space() + p.literal("}"))
+    after = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
+    whole = before + name.whole + after + p.space() + p.literal("}")
+    if not python and all(plain_key(key) for key in (name.key, *keys)):
+        whole = MemberLoop(whole, name, dict(items), other)
     return Member(name.key, whole, before + name.head)
+
+
+def plain_key(key: str) -> bool:
+    """Tell whether a key is written as it is between double quotes (nothing escaped)."""
+    return json.dumps(key, ensure_ascii=False) == f'"{key}"'
+
+
+class MemberLoop(StandsFor):
+    """A call object (`{` members with the name member among them `}`) read, in a whole parse
+    that records no failures, by one loop: each key by one regex, its value by the member's
+    own value expression (the name member, a known key's value after its commit, or the
+    other-key member from its key), the comma or the closing brace by another. It stands
+    for the object's general sequence, which matches the same members in the same order
+    (the loop before the name ends at the name's key, the loop after it at `}`); any key it
+    does not settle (escaped, the name twice or missing, a value that fails, a stray
+    character) runs that sequence from the start instead. Streams and traces run it always."""
+
+    __slots__ = ("sequence", "name_key", "name", "name_commits", "name_by_regex", "values",
+                 "other")
+
+    def __init__(self, sequence: p.Expr, name: Member, values: dict[str, p.Expr],
+                 other: p.Expr) -> None:
+        self.sequence = sequence
+        self.name_key = name.key
+        self.name, self.name_commits = without_last_commits(name.whole)
+        self.name_by_regex = isinstance(self.name, NameMember)
+        self.values = values
+        self.other = other
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.sequence.match(st, pos)
+        events, commits = len(st.events), st.commits
+        text, values = st.text, self.values
+        found = OPENING.match(text, pos)
+        at, named = (found.end(), False) if found is not None else (-1, True)
+        while at >= 0:  # each member: its key, its value, then `,` or `}`
+            # The name member, usually first, is tried before its key is read on its own
+            # (where one regex reads it: a failed try records nothing).
+            end = FAIL if named or not self.name_by_regex else self.name.match(st, at)
+            if end >= 0:
+                named = True
+                st.commits += self.name_commits
+                found = AFTER_MEMBER.match(text, end)
+                if found is None:
+                    break
+                if found.group(1):
+                    return found.end()
+                at = found.end()
+                continue
+            found = MEMBER_KEY.match(text, at)
+            if found is None:
+                break
+            key = found.group(1)
+            if key == self.name_key:
+                break  # the name twice, or a name member the name's expression refused
+            elif key in values:
+                st.commits += 1  # the known member's commit, after its key
+                end = values[key].match(st, found.end())
+            else:
+                end = self.other.match(st, at)
+            found = AFTER_MEMBER.match(text, end) if end >= 0 else None
+            if found is None:
+                break
+            if found.group(1):  # the closing brace
+                if named:
+                    return found.end()
+                break
+            at = found.end()
+        del st.events[events:]  # the general sequence decides, from the start
+        st.commits = commits
+        return self.sequence.match(st, pos)
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.sequence
+
+    def first_leaf(self) -> p.Expr | None:
+        return self.sequence.first_leaf()
+
+
+def without_last_commits(expr: p.Expr) -> tuple[p.Expr, int]:
+    """Split a sequence ending in commits into the rest and how many commits end it."""
+    items = expr.items if isinstance(expr, Items) else (expr,)
+    size = len(items)
+    while size > 1 and type(items[size - 1]) is Commit:
+        size -= 1
+    rest = items[0] if size == 1 else Items(items[:size])
+    return rest, len(items) - size
 
 
 class NameMember(StandsFor):
@@ -418,7 +443,8 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     unit += closing(fmt.per_call_end)
     if fmt.tools_array_wrapped:
         comma = p.space() + p.literal(",") + p.space()
-        body = p.literal("[") + p.space() + unit + p.zero_or_more(comma + unit) + p.space()
+        body = p.literal("[") + p.space() + unit + p.zero_or_more(lead_run(comma + unit))
+        body += p.space()
         body += p.literal("]")
         head = p.literal("[") + p.space() + lit(per_call_start) + p.space() + obj.head
     else:

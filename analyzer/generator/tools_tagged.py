@@ -30,6 +30,7 @@ from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.generator.json_body import json_body, outside_the_list
 from analyzer.generator.python_calls import is_python_call_list, python_argument
+from analyzer.generator.tools_json import EndsBefore, diverge
 from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
 from analyzer.peg.state import FAIL, MatchState
@@ -84,6 +85,8 @@ class UndeclaredArgument(p.Expr):
         if st.partial and (found.end() if found else start) == st.n:
             return st.need(self, pos, pos)  # the name may go on
         if found is None:
+            if start < st.fail_pos:
+                return FAIL  # not recorded: no message to build (at every call's end)
             return st.fail(start, "an argument name")
         return self.grammar(found.group()).match(st, pos)
 
@@ -117,7 +120,22 @@ def argument_list(b: Build, parameters: Mapping[str, Any]) -> p.Expr:
     one = or_else(one_of_leading(declared), undeclared) if declared else undeclared
     sep = b.analysis.tools.arguments.separator.strip()
     between = p.space() + p.optional(p.literal(sep)) + p.space() if sep else p.space()
-    return p.optional(one + p.zero_or_more(between + one))
+    more = p.zero_or_more(lead_run(between + one))
+    end = b.analysis.tools.arguments.end.strip()
+    if end and not is_python_call_list(b.analysis) and no_argument_at(end, declared, sep, b):
+        more = EndsBefore(more, (end,), skip_space=True)  # over at the arguments' end
+    return p.optional(one + more)
+
+
+def no_argument_at(end: str, declared: list[p.Expr], sep: str, b: Build) -> bool:
+    """Tell whether, where the text begins with the arguments' end marker, the separator
+    cannot match and every argument fails without committing: each declared one begins with
+    its own literal, and an undeclared one with the name prefix or a name character."""
+    leads = [argument.prefix()[0] for argument in declared]
+    opening = b.analysis.tools.arguments.name_prefix.strip()
+    if not all(leads) or not all(diverge(end, lead) for lead in (*leads, sep) if lead):
+        return False
+    return diverge(end, opening) if opening else ARGUMENT_NAME.match(end) is None
 
 
 def function_head(b: Build, name: str, captured: bool) -> p.Expr:
@@ -137,7 +155,8 @@ def function_call(b: Build, definition: Mapping[str, Any]) -> p.Expr:
         + argument_list(b, p.tool_parameters(definition)) + maybe(args.end)
         + id_at(b, CallIdPosition.POST_ARGS) + closing(b.analysis.tools.function.close)
     )
-    return p.tool(function_head(b, name, True) + p.commit() + body)
+    # A whole parse reads the call's leading markup (name, `{`, commit) by one regex.
+    return p.tool(lead_run(function_head(b, name, True) + p.commit() + body))
 
 
 def tagged_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:

@@ -182,7 +182,7 @@ class ValueText(p.Expr):
             return -1
         return at + self._certain_end(rest, 0, len(rest))
 
-    def may_fail(self) -> bool:
+    def may_fail(self, text: str, pos: int) -> bool:
         return False  # any text is a value: more input only moves where it ends
 
     def describe(self) -> str:

@@ -147,10 +147,10 @@ class MessageBuilder:
 
     def message(self) -> Message:
         """Return the message built so far."""
-        calls = tuple(
+        calls = tuple([
             ToolCall.of(call.name or "", joined(call.args), call.id)
             for call in self.calls
-        )
+        ])
         return Message.of(joined(self.content), joined(self.reasoning), calls)
 
     def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], str] | None:
@@ -252,12 +252,14 @@ class MessageBuilder:
         call = calls[-1] if calls and not calls[-1].closed else self._call()
         call.closed = True
         self.split = True
-        if call.arg_count:
-            self._args(call, "}")
-        elif not call.args:
-            self._args(call, "{}")
-        if self.fragments is not None:  # one-shot: message() joins them once
-            joined(call.args)  # a streamed call holds one piece per chunk: keep one string
+        closing = "}" if call.arg_count else "" if call.args else "{}"
+        if self.fragments is None:  # one-shot: _args inlined; message() joins the pieces once
+            if closing:
+                call.args.append(closing)
+            return
+        if closing:
+            self._args(call, closing)
+        joined(call.args)  # a streamed call holds one piece per chunk: keep one string
 
     def _close_broken(self) -> None:
         """Close a call the output broke off, its arguments healed into a JSON object (an
@@ -290,7 +292,7 @@ class MessageBuilder:
         last = calls[-1] if calls else None
         call = last if last is not None and not last.closed and not last.name else self._call(
             fresh=True)
-        call.name = json.loads(text) if flags & QUOTED else text
+        call.name = string_value(text) if flags & QUOTED else text
         call.announced = True
         if self.fragments is not None:
             index = len(self.calls) - 1
@@ -302,8 +304,9 @@ class MessageBuilder:
         """Set the current call's id."""
         if flags & PARTIAL:
             return
-        call = self._call()
-        call.id = json.loads(text) if flags & QUOTED else text
+        calls = self.calls  # _call() inlined for a one-shot parse: one per call
+        call = calls[-1] if calls and not calls[-1].closed else self._call()
+        call.id = string_value(text) if flags & QUOTED else text
         if isinstance(info, IdInsert):
             call.id = info.restored(call.id)
         if call.announced and self.fragments is not None:
@@ -325,7 +328,12 @@ class MessageBuilder:
         call.buffered.append(text)
         if not flags & PARTIAL:
             whole, call.buffered = "".join(call.buffered), []
-            self._args(call, to_json(whole) if to_json else self._decoded_args(whole, flags))
+            converted = to_json(whole) if to_json else self._decoded_args(whole, flags)
+            if self.fragments is None:  # _args inlined for a one-shot parse
+                if converted:
+                    call.args.append(converted)
+            else:
+                self._args(call, converted)
 
     @staticmethod
     def _decoded_args(text: str, flags: int) -> str:
@@ -387,6 +395,13 @@ class MessageBuilder:
         call.args.append(text)
         if call.announced and self.fragments is not None:
             self.fragments.append(Fragment("args", text, len(self.calls) - 1))
+
+
+def string_value(quoted: str) -> str:
+    """Return the value of a complete JSON string as a capture matched it (`json-string`: no
+    raw control character, a quote only escaped): the text between its quotes when nothing
+    in it is escaped, else what json decodes."""
+    return quoted[1:-1] if "\\" not in quoted else json.loads(quoted)
 
 
 def joined(pieces: list[str]) -> str:

@@ -197,7 +197,7 @@ def tool_args(item: Expr) -> Expr:
 
 def call_id(item: Expr) -> Expr:
     """Capture a tool call's id."""
-    return Capture(Role.CALL_ID, item)
+    return capture_of(Role.CALL_ID, item)
 
 
 def arg_name(item: Expr) -> Expr:

@@ -20,7 +20,7 @@ from analyzer.peg.expressions import (
     keep_resume,
     resumed_sequence,
 )
-from analyzer.peg.json_values import JsonString, JsonValue, SchemaValue
+from analyzer.peg.json_values import STRING, JsonString, JsonValue, SchemaValue
 from analyzer.peg.roles import CONTINUED, PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.scanning import Literal, Until
 from analyzer.peg.state import NEED, MatchState
@@ -86,8 +86,8 @@ class Capture(Wrapper):
     def first_leaf(self) -> Expr | None:
         return self.item.first_leaf()
 
-    def may_fail(self) -> bool:
-        return self.item.may_fail()
+    def may_fail(self, text: str, pos: int) -> bool:
+        return self.item.may_fail(text, pos)
 
     def children(self) -> tuple[Expr, ...]:
         return (self.item,)
@@ -137,11 +137,34 @@ class UntilCapture(Capture):
         return end
 
 
+class StringCapture(Capture):
+    """A capture of one JSON string (a call id): where the string is there whole, matched
+    and recorded in one step, as its item would match it; anything else goes the general
+    way."""
+
+    __slots__ = ()
+
+    def match(self, st: MatchState, pos: int) -> int:
+        found = STRING.match(st.text, pos)
+        if found is not None:
+            end = found.end()
+            st.events.append((self.role, pos, end, self.flags, self.info))
+            return end
+        return Capture.match(self, st, pos)
+
+
+# Captures that match their item in one step, by the item's type.
+ONE_STEP_CAPTURES: dict[type, type[Capture]] = {
+    Literal: LiteralCapture,
+    Until: UntilCapture,
+    JsonString: StringCapture,
+}
+
+
 def capture_of(role: Role, item: Expr, info: Any = None) -> Capture:
-    """Capture item, in one step when it is a plain literal or text up to markers."""
-    if type(item) is Literal:
-        return LiteralCapture(role, item, info)
-    return UntilCapture(role, item, info) if type(item) is Until else Capture(role, item, info)
+    """Capture item, in one step when it is a plain literal, text up to markers or a JSON
+    string."""
+    return ONE_STEP_CAPTURES.get(type(item), Capture)(role, item, info)
 
 
 class ToolCapture(Wrapper):

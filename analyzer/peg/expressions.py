@@ -73,9 +73,10 @@ class Expr:
         would wait there (itself, or itself in its new state)."""
         return -1, self
 
-    def may_fail(self) -> bool:
-        """Tell whether a match may fail (False: more input only moves where it ends). A
-        choice held open by such an alternative stays held however the input goes on."""
+    def may_fail(self, text: str, pos: int) -> bool:
+        """Tell whether a match at pos of text, which more input will follow, may fail (False:
+        more input only moves where it ends). A choice held open by such an alternative stays
+        held however the input goes on."""
         return True
 
     def describe(self) -> str:
@@ -611,7 +612,7 @@ def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:
     del st.events[events:]
     st.commits = commits
     (st.resume, st.resume_pos, st.commit_events, st.need_end, st.unsafe_from, st.leaf) = saved
-    if outcome == NEED and expr.may_fail():
+    if outcome == NEED and expr.may_fail(st.text, pos):
         st.shaky = True
     return outcome != FAIL
 

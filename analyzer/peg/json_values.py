@@ -1,6 +1,6 @@
 """JSON value expressions: any value (strict or python-dict flavour), strings, schema-typed values.
 
-A complete strict value is decoded by json's C decoder (`raw_decode`); the resumable scanner
+A complete strict value is decoded by json's C scanner (`scan_once`); the resumable scanner
 only runs where the decoder cannot answer (unfinished input, python flavour).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
@@ -28,6 +28,10 @@ from analyzer.peg.json_scan import (
 from analyzer.peg.state import FAIL, NEED, MatchState
 
 DECODER = json.JSONDecoder()
+# The decoder's scanner itself: raw_decode is a Python frame around it that only turns its
+# StopIteration (no value here) into a ValueError; values are decoded at every call.
+SCAN_ONCE: Callable[[str, int], tuple[Any, int]] = DECODER.scan_once  # type: ignore[attr-defined]
+NO_VALUE = (StopIteration, ValueError)
 STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
 PYTHON_TOKEN = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\bTrue\b|\bFalse\b|\bNone\b""", re.DOTALL
@@ -73,8 +77,8 @@ class JsonValue(Expr):
         if self.python:
             return scan_value(st, pos, self.python, INITIAL, self)
         try:
-            value, end = DECODER.raw_decode(st.text, pos)
-        except ValueError:
+            value, end = SCAN_ONCE(st.text, pos)
+        except NO_VALUE:
             return scan_value(st, pos, self.python, INITIAL, self)
         if st.partial and end == st.n and type(value) in (int, float):
             return st.need(self, pos, end)  # a number at the end may have more digits coming

@@ -204,7 +204,7 @@ class Until(Expr):
             return len(text)
         return -1 if self.pattern.search(rest) else waiting_before_markers(text, at, self.markers)
 
-    def may_fail(self) -> bool:
+    def may_fail(self, text: str, pos: int) -> bool:
         return False  # it reads to a marker or to the end
 
     def describe(self) -> str:
@@ -225,7 +225,7 @@ class Rest(Expr):
             return st.need(self, st.n, st.n)
         return st.n
 
-    def may_fail(self) -> bool:
+    def may_fail(self, text: str, pos: int) -> bool:
         return False
 
     def describe(self) -> str:

@@ -16,7 +16,7 @@ from rendered_calls import analysed, checked, generated_call, template_paths, wh
 
 from analyzer.generator import ParseReport
 from analyzer.generator.build import BreaksBefore, LeadRun
-from analyzer.generator.tools_json import KnownMembers
+from analyzer.generator.tools_json import MemberLoop
 from analyzer.model import ToolFormat
 from analyzer.parsing.deviations import collected, in_output
 from analyzer.parsing.mapper import to_message
@@ -66,7 +66,7 @@ def holds(start: Expr, kinds: tuple[type, ...]) -> set[type]:
         seen.add(id(expr))
         found |= {kind for kind in kinds if type(expr) is kind}
         pending.extend(expr.children())
-        if isinstance(expr, (LeadRun, BreaksBefore, KnownMembers)):
+        if isinstance(expr, (LeadRun, BreaksBefore, MemberLoop)):
             pending.append(expr.general_form)
     return found
 
@@ -104,7 +104,7 @@ def test_a_json_call_grammar_reads_its_head_and_known_members_in_one_step(path: 
     if fmt.mode != ToolFormat.JSON_NATIVE:
         pytest.skip("not a template whose calls are JSON objects")
     start = found[0].parser.start
-    kinds = holds(start, (KnownMembers, BreaksBefore, LeadRun))
+    kinds = holds(start, (MemberLoop, BreaksBefore, LeadRun))
     # An object keyed by the function's name has no members after the name.
-    assert kinds == {BreaksBefore, LeadRun} | (set() if fmt.fun_name_is_key else {KnownMembers})
+    assert kinds == {BreaksBefore, LeadRun} | (set() if fmt.fun_name_is_key else {MemberLoop})
     assert type(start) is RuledSequence  # the output rule: matched as its body's items

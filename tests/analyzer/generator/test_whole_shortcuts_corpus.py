@@ -1,5 +1,6 @@
 """Whole parses take shortcuts where they record no failures (the JSON call grammar's member
-loops that end at a closing or at the name's key, arguments decoded where they are read): a
+loops that end at a closing or at the name's key, a call object's members read by one loop,
+arguments decoded where they are read, a tagged argument loop over at the arguments' end): a
 run that records failures (a trace) takes none. Both must give the same outcome and the same
 events, for every template's rendering of two calls, and for that rendering broken in the ways
 models break it (cut, characters dropped or doubled, wrong names and keys, broken JSON)."""
@@ -12,7 +13,7 @@ import pytest
 from rendered_calls import generated_call, template_paths, whole_outcome
 
 from analyzer.generator.arguments import ByFirstCharacter
-from analyzer.generator.tools_json import EndsBefore, NameMember, SeparatorBeforeCall
+from analyzer.generator.tools_json import EndsBefore, MemberLoop, NameMember, SeparatorBeforeCall
 from analyzer.peg import Expr
 
 EDITS = (
@@ -23,6 +24,17 @@ EDITS = (
     ('{', '{ '), ('{', '[{'), ('"', "'"), (":", " : "), ('"hotels"', "hotels"),
     ('"hotels"', '"hot\\els"'), ('"Paris"', '"Paris\\"'), ('"Paris"', '1e'),
     ('}', '};'), ('}', '}\n'), ('}', '} ; '), ('}\n', '}\n;'),
+    # A call object's members read by one loop (MemberLoop): the name twice, an escaped or
+    # spaced key, known keys twice or before the name, other keys with object values.
+    ('"name"', '"name": "search_records", "name"'), ('"name"', '"na\\u006de"'),
+    ('"name"', '\n\t"name"'), ('"name"', '"name"\n'), ('"arguments"', '"arguments" \t'),
+    ('"arguments"', '"arguments": {}, "arguments"'), ('{', '{"extra": {"a": [1]}, '),
+    ('{', '{"arguments": {"q": 1}, '), ('}', ', "extra": {"b": 2}}'), ('}', ',}'),
+    ('{', '{"na\\"me": 1, '), ('{', '{"": 0, '), ('}]', '}, {"arguments": {"q": 1}}]'),
+    ('}]', '}, {"arguments": {}, "name": "search_records", "name": "x"}]'),
+    # An argument loop over at the arguments' end (EndsBefore): a value that fails after its
+    # name committed (a quoted dialect's broken list), and markup before the end.
+    ('<|"|>hotels<|"|>', "[1 2]"), ('<|"|>Paris<|"|>', "{a 1}"), ('<|"|>hotels<|"|>', "7 }"),
 )
 
 
@@ -52,7 +64,8 @@ def uses_shortcuts(start: Expr) -> bool:
         if id(expr) in seen:
             continue
         seen.add(id(expr))
-        if isinstance(expr, (EndsBefore, ByFirstCharacter, SeparatorBeforeCall, NameMember)):
+        if isinstance(expr, (EndsBefore, ByFirstCharacter, SeparatorBeforeCall, NameMember,
+                             MemberLoop)):
             return True
         pending.extend(expr.children())
     return False

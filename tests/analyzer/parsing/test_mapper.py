@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from analyzer import peg as p
-from analyzer.parsing.mapper import to_message, type_tagged_value
+from analyzer.parsing.mapper import string_value, to_message, type_tagged_value
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.peg import ValueType
 
@@ -222,3 +222,10 @@ def calls_between_text_parser() -> p.Parser:
 def test_text_on_both_sides_of_a_call_is_kept_apart(output: str, content: str) -> None:
     message = to_message(calls_between_text_parser().parse(output))
     assert (message.content, len(message.tool_calls)) == (content, output.count("<call>"))
+
+
+@pytest.mark.parametrize("quoted", ['"call_0001"', '""', '"caf\u00e9 \u65e5\u672c"', '"a\\"b"',
+                                    '"\\u00e9"', '"back\\\\slash"', '"tab\\t"', '"\\/"'])
+def test_a_quoted_id_or_name_is_its_json_string_value(quoted: str) -> None:
+    # Without escapes the value is the text between the quotes (no json.loads per call).
+    assert string_value(quoted) == json.loads(quoted)

@@ -10,8 +10,10 @@ import pytest
 
 from analyzer import peg as p
 from analyzer.peg import PegParseError, Role
+from analyzer.peg.captures import Capture, StringCapture, capture_of
 from analyzer.peg.json_scan import COMPLETE, INCOMPLETE, INITIAL, INVALID, PYTHON, STRICT
-from analyzer.peg.json_values import PYTHON_TOKEN, PYTHON_WORDS, RAW_CONTROLS, STRING
+from analyzer.peg.json_values import PYTHON_TOKEN, PYTHON_WORDS, RAW_CONTROLS, STRING, JsonString
+from analyzer.peg.state import MatchState
 
 
 def value_span(expr: p.Expr, text: str, partial: bool = False) -> str:
@@ -134,3 +136,26 @@ def test_conforms_checks_anyof_alternatives() -> None:
     schema = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
     assert p.conforms(3, schema)
     assert not p.conforms(3.5, schema)
+
+
+STRINGS = ['"id"', '"call_0001"', '""', '"a\\"b"', '"\\u00e9t\\u00e9"', '"tab\\there"',
+           '"caf\u00e9"', '"unclosed', '"bad\\x"', '"raw\ncontrol"', "'single'", "7", "", '"',
+           '"a" tail']
+
+
+@pytest.mark.parametrize("text", STRINGS)
+def test_a_captured_json_string_matches_as_its_capture_would(text: str) -> None:
+    # capture_of reads a whole JSON string in one step (a call id at every call): the same
+    # end, events, waits and failures as the capture around the string expression.
+    fast = capture_of(Role.CALL_ID, JsonString())
+    assert type(fast) is StringCapture
+    general = Capture(Role.CALL_ID, JsonString())
+    for partial in (False, True):
+        for traced in (False, True):
+            states = [MatchState(text, partial, traced=traced) for _ in range(2)]
+            ends = [expr.match(st, 0) for expr, st in zip((fast, general), states, strict=True)]
+            assert ends[0] == ends[1], (partial, traced)
+            assert states[0].events == states[1].events
+            assert (states[0].fail_pos, states[0].expected) == (states[1].fail_pos,
+                                                                states[1].expected)
+            assert states[0].need_end == states[1].need_end
