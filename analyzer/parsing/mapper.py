@@ -108,11 +108,6 @@ def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
     return encode_basestring(text)
 
 
-def escaped(text: str) -> str:
-    """Escape text for the inside of a JSON string (char by char, so prefixes stay prefixes)."""
-    return encode_basestring(text)[1:-1]
-
-
 class MessageBuilder:
     """Fold captures, in input order, into a message; with record=True also list the
     deltas each step adds (what a stream sends: `sent`, which the stream empties)."""
@@ -381,9 +376,10 @@ class MessageBuilder:
             else:
                 self._args(call, encode_basestring(text))
             return
-        opening = "" if flags & CONTINUED else '"'
-        closing = "" if flags & PARTIAL else '"'
-        self._args(call, opening + escaped(text) + closing)
+        # The JSON string, without its opening quote when the value began in an earlier
+        # piece, nor its closing one while the value goes on (prefixes stay prefixes).
+        quoted = encode_basestring(text)
+        self._args(call, quoted[1 if flags & CONTINUED else 0 : -1 if flags & PARTIAL else None])
 
     def _call(self, fresh: bool = False) -> CallDraft:
         """Return the call being built (a name after a named call starts a new one)."""
