@@ -207,7 +207,10 @@ class MessageBuilder:
 
         def add_json_text(text: str) -> Delta | None:
             args.append(text)
-            return arguments_delta(index, text) if sent and text else None
+            if not (sent and text):
+                return None
+            return tuple.__new__(Delta, (None, None, (tuple.__new__(
+                ToolCallDelta, (index, None, None, text)),)))
 
         return add_json_text
 
