@@ -18,12 +18,14 @@ class CountsSkips(StreamParser):
     """A stream that counts the chunks it answered without running the grammar."""
 
     skipped = 0
+    runs = 0
 
-    def _quiet(self, end: int) -> list[Delta]:
-        self.skipped += 1
-        return super()._quiet(end)
-
-    def _read_on(self, quiet: Any, buffer: str) -> list[Delta] | None:
-        deltas = super()._read_on(quiet, buffer)
-        self.skipped += deltas is not None
+    def feed(self, chunk: str) -> list[Delta]:
+        runs = self.runs
+        deltas = super().feed(chunk)
+        self.skipped += self.runs == runs
         return deltas
+
+    def _advance(self, partial: bool) -> list[Delta]:
+        self.runs += 1
+        return super()._advance(partial)

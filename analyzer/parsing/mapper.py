@@ -1,9 +1,11 @@
 """Map parse captures to an OpenAI message, incrementally.
 
-The same builder serves one-shot parses and streams: each capture yields message fragments
+The same builder serves one-shot parses and streams: each capture yields message pieces
 (content text, a call's header, argument text) that only ever append, so the text a stream
-has sent is always a prefix of the final message. Tagged argument values are typed by their
-schema here; python-dict values are rewritten as JSON once they are complete.
+has sent is always a prefix of the final message. For a stream the builder records each piece
+as the delta it sends, joined with the delta before when both add to the same text. Tagged
+argument values are typed by their schema here; python-dict values are rewritten as JSON once
+they are complete.
 """
 
 from __future__ import annotations
@@ -14,8 +16,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from json.encoder import encode_basestring
-from typing import Any, NamedTuple
+from typing import Any
 
+from analyzer.parsing.deltas import (
+    Delta,
+    ToolCallDelta,
+    arguments_delta,
+    content_delta,
+    header_delta,
+    id_delta,
+    reasoning_delta,
+)
 from analyzer.parsing.healing import healing
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import BROKEN
@@ -30,18 +41,11 @@ NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 CALL_BREAK = "\n"
 BOOLEANS = {"true": "true", "True": "true", "false": "false", "False": "false"}
 NULLS = ("null", "None")
+# What the last delta recorded adds to, so that the next piece of the same text joins it (a
+# call's index for its arguments; NO_JOIN after a call's header or id).
+CONTENT, REASONING, NO_JOIN = "content", "reasoning", None
 # json.dumps(value, ensure_ascii=False), without building an encoder per value.
 JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
-
-
-class Fragment(NamedTuple):
-    """A piece of message: kind is content, reasoning, tool (a call's header), id or args."""
-
-    kind: str
-    text: str = ""
-    call: int = 0  # index of the tool call in the message
-    name: str = ""
-    id: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,14 +108,9 @@ def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
     return encode_basestring(text)
 
 
-def escaped(text: str) -> str:
-    """Escape text for the inside of a JSON string (char by char, so prefixes stay prefixes)."""
-    return encode_basestring(text)[1:-1]
-
-
 class MessageBuilder:
     """Fold captures, in input order, into a message; with record=True also list the
-    fragments each step adds (what a stream sends)."""
+    deltas each step adds (what a stream sends: `sent`, which the stream empties)."""
 
     def __init__(self, record: bool = False) -> None:
         self.content: list[str] = []
@@ -123,7 +122,10 @@ class MessageBuilder:
         self.gap = ""
         self.reasoning: list[str] = []
         self.calls: list[CallDraft] = []
-        self.fragments: list[Fragment] | None = [] if record else None
+        self.sent: list[Delta] | None = [] if record else None
+        # What the last delta in `sent` adds to (CONTENT, REASONING, a call's index, NO_JOIN);
+        # read only while `sent` holds it.
+        self.joins: Any = NO_JOIN
 
     def apply(self, event: Event, text: str) -> None:
         """Add one capture event whose positions index text."""
@@ -140,11 +142,6 @@ class MessageBuilder:
             if handler is not None:
                 handler(self, text[start:end], flags, info)
 
-    def take_fragments(self) -> list[Fragment]:
-        """Return the fragments recorded since the last call, and forget them."""
-        taken, self.fragments = self.fragments or [], []
-        return taken
-
     def message(self) -> Message:
         """Return the message built so far."""
         calls = tuple([
@@ -153,9 +150,9 @@ class MessageBuilder:
         ])
         return Message.of(joined(self.content), joined(self.reasoning), calls)
 
-    def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], str] | None:
+    def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], Delta | None] | None:
         """For a stream stretching one capture over text after text: a function that adds the
-        next text as apply() would and returns what a fragment of it says ("" when none is
+        next text as apply() would and returns the delta that sends it (None when none is
         sent yet). None when that capture needs apply() (a value typed once complete, content
         right after a call). Valid while no other event comes between."""
         if role is Role.ARG_STRING_VALUE and flags & CONTINUED and flags & PARTIAL:
@@ -165,12 +162,16 @@ class MessageBuilder:
             call = self.calls[-1]
             if not value_type.text_only:  # typed once complete: held until then, unsent
                 return self._held_sink(call.buffered)
-            args, sent = call.args, call.announced and self.fragments is not None
+            args, index = call.args, len(self.calls) - 1
+            sent = call.announced and self.sent is not None
 
-            def add_argument_text(text: str) -> str:
+            def add_argument_text(text: str) -> Delta | None:
                 piece = encode_basestring(text)[1:-1]
                 args.append(piece)
-                return piece if sent else ""
+                if not (sent and piece):
+                    return None
+                return tuple.__new__(Delta, (None, None, (tuple.__new__(
+                    ToolCallDelta, (index, None, None, piece)),)))
 
             return add_argument_text
         if role is Role.TOOL_ARGS or role is Role.ARG_JSON_VALUE:
@@ -182,38 +183,41 @@ class MessageBuilder:
         return None
 
     @staticmethod
-    def _held_sink(buffered: list[str]) -> Callable[[str], str]:
+    def _held_sink(buffered: list[str]) -> Callable[[str], Delta | None]:
         """The text sink of a value kept until it is complete (as _arg_string keeps it)."""
 
-        def hold_value_text(text: str) -> str:
+        def hold_value_text(text: str) -> None:
             buffered.append(text)
-            return ""
 
         return hold_value_text
 
-    def _json_sink(self, flags: int, info: Any) -> Callable[[str], str] | None:
+    def _json_sink(self, flags: int, info: Any) -> Callable[[str], Delta | None] | None:
         """The text sink of JSON argument text sent as it comes (as _json_args adds it)."""
         if flags & (PYTHON | QUOTED) or getattr(info, "to_json", None) is not None:
             return None  # converted once complete
         if not self.calls or self.calls[-1].closed:
             return None
         call = self.calls[-1]
-        args, sent = call.args, call.announced and self.fragments is not None
+        args, index = call.args, len(self.calls) - 1
+        sent = call.announced and self.sent is not None
 
-        def add_json_text(text: str) -> str:
+        def add_json_text(text: str) -> Delta | None:
             args.append(text)
-            return text if sent else ""
+            if not (sent and text):
+                return None
+            return tuple.__new__(Delta, (None, None, (tuple.__new__(
+                ToolCallDelta, (index, None, None, text)),)))
 
         return add_json_text
 
-    def _reasoning_sink(self, text: str) -> str:
+    def _reasoning_sink(self, text: str) -> Delta | None:
         self.reasoning.append(text)
-        return text
+        return reasoning_delta(text) if text else None
 
-    def _content_sink(self, text: str) -> str:
+    def _content_sink(self, text: str) -> Delta | None:
         self.open_end = not text[-1].isspace()
         self.content.append(text)
-        return text
+        return content_delta(text)
 
     def _content(self, text: str, flags: int, info: Any) -> None:
         """Append content text (after a call, apart from the text before it)."""
@@ -229,14 +233,24 @@ class MessageBuilder:
         self.split = False
         self.open_end = not text[-1].isspace()
         self.content.append(text)
-        if self.fragments is not None and text:
-            self.fragments.append(Fragment("content", text))
+        sent = self.sent
+        if sent is not None:
+            if sent and self.joins is CONTENT:
+                sent[-1] = content_delta((sent[-1][0] or "") + text)
+            else:
+                sent.append(content_delta(text))
+                self.joins = CONTENT
 
     def _reasoning(self, text: str, flags: int, info: Any) -> None:
         """Append reasoning text."""
         self.reasoning.append(text)
-        if self.fragments is not None and text:
-            self.fragments.append(Fragment("reasoning", text))
+        sent = self.sent
+        if sent is not None and text:
+            if sent and self.joins is REASONING:
+                sent[-1] = reasoning_delta((sent[-1][1] or "") + text)
+            else:
+                sent.append(reasoning_delta(text))
+                self.joins = REASONING
 
     def _open(self, text: str, flags: int, info: Any) -> None:
         """Start a tool call (whitespace between two calls is no content)."""
@@ -294,11 +308,14 @@ class MessageBuilder:
             fresh=True)
         call.name = string_value(text) if flags & QUOTED else text
         call.announced = True
-        if self.fragments is not None:
+        sent = self.sent
+        if sent is not None:
             index = len(self.calls) - 1
-            self.fragments.append(Fragment("tool", call=index, name=call.name or "", id=call.id))
+            sent.append(header_delta(index, call.id, call.name or ""))
+            self.joins = NO_JOIN
             if call.args:
-                self.fragments.append(Fragment("args", "".join(call.args), index))
+                sent.append(arguments_delta(index, "".join(call.args)))
+                self.joins = index
 
     def _id(self, text: str, flags: int, info: Any) -> None:
         """Set the current call's id."""
@@ -309,8 +326,10 @@ class MessageBuilder:
         call.id = string_value(text) if flags & QUOTED else text
         if isinstance(info, IdInsert):
             call.id = info.restored(call.id)
-        if call.announced and self.fragments is not None:
-            self.fragments.append(Fragment("id", call=len(self.calls) - 1, id=call.id))
+        sent = self.sent
+        if call.announced and sent is not None:
+            sent.append(id_delta(len(self.calls) - 1, call.id))
+            self.joins = NO_JOIN
 
     def _json_args(self, text: str, flags: int, info: Any) -> None:
         """Add JSON argument text (python-flavoured or string-wrapped text waits until complete)."""
@@ -351,7 +370,7 @@ class MessageBuilder:
         call = calls[-1] if calls and not calls[-1].closed else self._call()
         piece = (", " if call.arg_count else "{") + json_key(text)
         call.arg_count += 1
-        if self.fragments is None:
+        if self.sent is None:
             call.args.append(piece)
         else:
             self._args(call, piece)
@@ -368,14 +387,15 @@ class MessageBuilder:
                 self._args(call, type_tagged_value(whole, value_type.types))
             return
         if not flags & (CONTINUED | PARTIAL):  # a whole value: one JSON string
-            if self.fragments is None:
+            if self.sent is None:
                 call.args.append(encode_basestring(text))
             else:
                 self._args(call, encode_basestring(text))
             return
-        opening = "" if flags & CONTINUED else '"'
-        closing = "" if flags & PARTIAL else '"'
-        self._args(call, opening + escaped(text) + closing)
+        # The JSON string, without its opening quote when the value began in an earlier
+        # piece, nor its closing one while the value goes on (prefixes stay prefixes).
+        quoted = encode_basestring(text)
+        self._args(call, quoted[1 if flags & CONTINUED else 0 : -1 if flags & PARTIAL else None])
 
     def _call(self, fresh: bool = False) -> CallDraft:
         """Return the call being built (a name after a named call starts a new one)."""
@@ -393,8 +413,17 @@ class MessageBuilder:
         if not text:
             return
         call.args.append(text)
-        if call.announced and self.fragments is not None:
-            self.fragments.append(Fragment("args", text, len(self.calls) - 1))
+        sent = self.sent
+        if call.announced and sent is not None:  # arguments_delta inlined: the hot path
+            index = len(self.calls) - 1
+            if sent and self.joins == index:
+                text = (sent[-1][2][0][3] or "") + text
+                sent[-1] = tuple.__new__(Delta, (None, None, (tuple.__new__(
+                    ToolCallDelta, (index, None, None, text)),)))
+            else:
+                sent.append(tuple.__new__(Delta, (None, None, (tuple.__new__(
+                    ToolCallDelta, (index, None, None, text)),))))
+                self.joins = index
 
 
 def string_value(quoted: str) -> str:

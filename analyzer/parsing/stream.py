@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from analyzer.parsing.deltas import Delta, ToolCallDelta
 from analyzer.parsing.deviations import Deviation, collected
-from analyzer.parsing.mapper import HANDLERS, Fragment, MessageBuilder
+from analyzer.parsing.mapper import HANDLERS, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
@@ -31,53 +32,7 @@ from analyzer.peg.parser import matched
 from analyzer.peg.roles import CONTINUED, PARTIAL
 from analyzer.peg.state import NEED, Event, MatchState
 
-
-class ToolCallDelta(NamedTuple):
-    """A change to one tool call: its header (id, name) or more argument text.
-
-    A named tuple (immutable, and several times cheaper to build than a frozen dataclass:
-    a 1-byte stream builds one per character of arguments)."""
-
-    index: int  # type: ignore[assignment]  # the OpenAI field (shadows tuple.index)
-    id: str | None = None
-    name: str | None = None
-    arguments: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the OpenAI form."""
-        data: dict[str, Any] = {"index": self.index}
-        if self.id is not None:
-            data["id"] = self.id
-        if self.name is not None:
-            data["type"] = "function"
-        function = {}
-        if self.name is not None:
-            function["name"] = self.name
-        if self.arguments is not None:
-            function["arguments"] = self.arguments
-        if function:
-            data["function"] = function
-        return data
-
-
-class Delta(NamedTuple):
-    """One streamed change to the assistant message (immutable, see ToolCallDelta)."""
-
-    content: str | None = None
-    reasoning_content: str | None = None
-    tool_calls: tuple[ToolCallDelta, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the OpenAI form (only the fields this delta sets)."""
-        data: dict[str, Any] = {}
-        if self.content is not None:
-            data["content"] = self.content
-        if self.reasoning_content is not None:
-            data["reasoning_content"] = self.reasoning_content
-        if self.tool_calls:
-            data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
-        return data
-
+__all__ = ["Accumulator", "Delta", "StreamParser", "ToolCallDelta", "accumulate", "stream_parse"]
 
 # Tentative events a stream may leave tentative while a leaf waits: the message does not
 # show them (a call's start shows with its name), so whether a run made them final before
@@ -113,44 +68,6 @@ class Quiet(NamedTuple):
 
 
 NO_SINK: Any = object()
-
-
-def delta_of(fragment: Fragment) -> Delta:
-    """Turn one message fragment into a delta (tuples built directly: the hot path)."""
-    kind = fragment.kind
-    if kind == "args":
-        return new_delta((None, None, (new_call((fragment.call, None, None, fragment.text)),)))
-    if kind == "content":
-        return new_delta((fragment.text, None, ()))
-    if kind == "reasoning":
-        return new_delta((None, fragment.text, ()))
-    if kind == "tool":
-        header = ToolCallDelta(fragment.call, fragment.id, fragment.name, "")
-        return Delta(tool_calls=(header,))
-    return Delta(tool_calls=(ToolCallDelta(fragment.call, id=fragment.id),))
-
-
-def merge_fragments(fragments: list[Fragment]) -> list[Fragment]:
-    """Join neighbouring text fragments of the same kind (and call) into one."""
-    merged: list[Fragment] = []
-    for fragment in fragments:
-        last = merged[-1] if merged else None
-        joinable = fragment.kind in ("content", "reasoning", "args")
-        if last and joinable and (last.kind, last.call) == (fragment.kind, fragment.call):
-            merged[-1] = last._replace(text=last.text + fragment.text)
-        else:
-            merged.append(fragment)
-    return merged
-
-
-def new_delta(fields: tuple[Any, ...]) -> Delta:
-    """Build a Delta from all its fields, without the keyword handling of Delta()."""
-    return tuple.__new__(Delta, fields)
-
-
-def new_call(fields: tuple[Any, ...]) -> ToolCallDelta:
-    """Build a ToolCallDelta from all its fields (see new_delta)."""
-    return tuple.__new__(ToolCallDelta, fields)
 
 
 class StreamParser:
@@ -190,9 +107,12 @@ class StreamParser:
             if quiet.leaf.moves:
                 deltas = self._read_on(quiet, buffer)
             else:
-                end = quiet.leaf.waiting_end(buffer, quiet.at)
-                if end >= 0 and (end == quiet.at or quiet.capture is not UNKNOWN):
-                    deltas = self._quiet(end)
+                at = quiet.at
+                end = quiet.leaf.waiting_end(buffer, at)
+                if end == at:
+                    deltas = []  # the leaf waits where it did: nothing new is certain
+                elif end >= 0 and quiet.capture is not UNKNOWN:
+                    deltas = self._stretched(quiet, end)
         if deltas is None:
             deltas = self._advance(partial=True)
         if watch.pending:
@@ -210,25 +130,16 @@ class StreamParser:
         at = len(buffer) - end  # it waits at the end of the text, resumes at end
         if leaf is not quiet.leaf or at != quiet.at:
             head = quiet.head if leaf is quiet.leaf else quiet.head or quiet.leaf
-            self.quiet = tuple.__new__(Quiet, (leaf, at, quiet.capture, quiet.sink, head))
-        return self._stretched(end) if end else []
+            self.quiet = quiet = tuple.__new__(Quiet, (leaf, at, quiet.capture, quiet.sink, head))
+        return self._stretched(quiet, end) if end else []
 
-    def _quiet(self, end: int) -> list[Delta]:
-        """Give a skipped run's deltas: its capture stretched to end, all of it final."""
-        quiet = self.quiet
-        assert quiet is not None
-        if end == quiet.at:
-            return []  # the leaf waits where it did: nothing new is certain
-        if quiet.capture is HELD:  # nothing is final yet: the leaf only waits further on
+    def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
+        """Give a skipped run's deltas: the quiet stream's capture stretched over buffer[:end],
+        all of it final, and that text dropped (a held run only waits further on)."""
+        capture = quiet.capture
+        if capture is HELD:  # nothing is final yet: the leaf only waits further on
             self.quiet = tuple.__new__(Quiet, (quiet.leaf, end, HELD, None, None))
             return []
-        return self._stretched(end)
-
-    def _stretched(self, end: int) -> list[Delta]:
-        """Stretch the quiet stream's capture over buffer[:end] and drop that text."""
-        quiet = self.quiet
-        assert quiet is not None
-        capture = quiet.capture
         deltas: list[Delta] = []
         buffer = self.buffer
         text = buffer[:end]
@@ -236,13 +147,14 @@ class StreamParser:
             sink = quiet.sink
             if sink is None:
                 sink = self._sink(capture)
-                self.quiet = quiet._replace(sink=sink)
+                self.quiet = tuple.__new__(Quiet, (quiet.leaf, quiet.at, capture, sink,
+                                                   quiet.head))
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
-                sent = sink[0](text)
-                if sent:
-                    deltas = [tuple.__new__(Delta, sink[1](sent))]
+                delta = sink(text)
+                if delta is not None:
+                    deltas = [delta]
         if self.memo:
             self._drop(end)
         else:  # _drop's work, inlined (most chunks of a long value come here); its pieces
@@ -253,20 +165,13 @@ class StreamParser:
         return deltas
 
     def _sink(self, capture: Event) -> Any:
-        """Return (text sink, delta fields of its text) for a capture, or NO_SINK."""
+        """Return the builder's text sink for a capture (`MessageBuilder.text_sink`), or
+        NO_SINK."""
         role, _, _, flags, info = capture
         if role is Role.PROBLEM or role is Role.DEVIATION:
             return NO_SINK
         sink = self.builder.text_sink(role, flags, info)
-        if sink is None:
-            return NO_SINK
-        if role is Role.CONTENT:
-            return sink, lambda text: (text, None, ())
-        if role is Role.REASONING:
-            return sink, lambda text: (None, text, ())
-        index = len(self.builder.calls) - 1
-        return sink, lambda text: (None, None, (tuple.__new__(ToolCallDelta,
-                                                              (index, None, None, text)),))
+        return NO_SINK if sink is None else sink
 
     def _stretch(self, capture: Event, end: int) -> list[Delta]:
         """Map the capture stretched over buffer[:end] as a run would."""
@@ -277,11 +182,11 @@ class StreamParser:
         builder = self.builder
         if handler is not None:
             handler(builder, self.buffer[:end], flags, info)
-        fragments = builder.fragments
-        if not fragments:
+        sent = builder.sent
+        if not sent:
             return []
-        builder.fragments = []
-        return [delta_of(f) for f in merge_fragments(fragments)]
+        builder.sent = []
+        return sent
 
     def _steady(self, state: MatchState) -> Quiet | None:
         """Tell whether the run that left this state would repeat itself while its leaf
@@ -301,24 +206,29 @@ class StreamParser:
         if not isinstance(leaf, Expr) or (leaf.wake is None and not leaf.moves
                                           and type(leaf).waiting_end is Expr.waiting_end):
             return None  # a leaf that cannot tell: every chunk runs
-        tentative = events[state.commit_events :] if state.commit_events != len(events) else ()
-        resume_pos, size = state.resume_pos, len(self.buffer)
+        commit, resume_pos = state.commit_events, state.resume_pos
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
         if leaf.moves:
+            tentative = events[commit:] if commit != len(events) else ()
             return moving_quiet(state, leaf, tentative, at)
-        if tentative and any(event[0] not in SILENT for event in tentative):
-            return None if state.shaky else Quiet(leaf, at, HELD)
-        if tentative or at or not size:
-            return Quiet(leaf, at, UNKNOWN)
-        if state.resume is not self.expr:
-            return Quiet(leaf, 0, head_capture(state.resume, leaf))
-        if not events:
-            return Quiet(leaf, 0, None if resume_pos == size else UNKNOWN)
-        if len(events) > 1 or events[0][1] != 0 or events[0][2] != resume_pos or not resume_pos:
-            return Quiet(leaf, 0, UNKNOWN)
-        return Quiet(leaf, 0, events[0])
+        size = len(self.buffer)
+        capture: Any = UNKNOWN
+        if commit != len(events):
+            for event in events[commit:]:
+                if event[0] not in SILENT:
+                    return None if state.shaky else tuple.__new__(Quiet, (leaf, at, HELD,
+                                                                         None, None))
+        elif at or not size:
+            pass
+        elif state.resume is not self.expr:
+            capture = head_capture(state.resume, leaf)
+        elif not events:
+            capture = None if resume_pos == size else UNKNOWN
+        elif len(events) == 1 and not events[0][1] and events[0][2] == resume_pos and resume_pos:
+            capture = events[0]
+        return tuple.__new__(Quiet, (leaf, at, capture, None, None))
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
@@ -348,10 +258,12 @@ class StreamParser:
                 return deltas + self._emit(events)
             if state.commit_events != len(events):
                 events = events[: state.commit_events]
-            deltas += self._emit(events)
+            if events:
+                deltas += self._emit(events)
             self.quiet = self._steady(state)
             self.expr = state.resume
-            self._drop(state.resume_pos)
+            if state.resume_pos:
+                self._drop(state.resume_pos)
             return deltas
         deltas += self._emit(rest_as_content(self.buffer, 0))
         self._drop(len(self.buffer))
@@ -390,21 +302,21 @@ class StreamParser:
 
     def _emit(self, events: list[Event]) -> list[Delta]:
         """Map final events to deltas (and note the problems among them)."""
-        if not events:
+        builder, buffer, handlers = self.builder, self.buffer, HANDLERS
+        noted = False
+        for role, start, end, flags, info in events:  # MessageBuilder.apply_all, inlined
+            handler = handlers.get(role)
+            if handler is not None:
+                handler(builder, buffer[start:end], flags, info)
+            elif role in NOTED:
+                noted = True
+        if noted:  # the watch is asked only when it has something to take
+            self.watch.noted(events, buffer, self._origin)
+        sent = builder.sent
+        if not sent:
             return []
-        for event in events:
-            if event[0] in NOTED:  # the watch is asked only when it has something to take
-                self.watch.noted(events, self.buffer, self._origin)
-                break
-        builder = self.builder
-        builder.apply_all(events, self.buffer)
-        fragments = builder.fragments
-        if not fragments:
-            return []
-        builder.fragments = []
-        if len(fragments) == 1:
-            return [delta_of(fragments[0])]
-        return [delta_of(f) for f in merge_fragments(fragments)]
+        builder.sent = []
+        return sent
 
     def _drop(self, pos: int) -> None:
         """Forget the text before pos: it is final (its lines are counted later)."""
