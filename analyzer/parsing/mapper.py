@@ -267,7 +267,7 @@ class MessageBuilder:
         call.closed = True
         self.split = True
         closing = "}" if call.arg_count else "" if call.args else "{}"
-        if self.fragments is None:  # one-shot: _args inlined; message() joins the pieces once
+        if self.sent is None:  # one-shot: _args inlined; message() joins the pieces once
             if closing:
                 call.args.append(closing)
             return
@@ -339,7 +339,7 @@ class MessageBuilder:
         # info, the usual case, is asked nothing: a missing attribute raises inside getattr).
         to_json = None if info is None else getattr(info, "to_json", None)
         if to_json is None and not flags & (PYTHON | QUOTED):
-            if self.fragments is not None:
+            if self.sent is not None:
                 self._args(call, text)
             elif text:
                 call.args.append(text)
@@ -348,7 +348,7 @@ class MessageBuilder:
         if not flags & PARTIAL:
             whole, call.buffered = "".join(call.buffered), []
             converted = to_json(whole) if to_json else self._decoded_args(whole, flags)
-            if self.fragments is None:  # _args inlined for a one-shot parse
+            if self.sent is None:  # _args inlined for a one-shot parse
                 if converted:
                     call.args.append(converted)
             else:
