@@ -17,7 +17,6 @@ from analyzer.peg import captures
 from analyzer.peg.captures import LiteralCapture, ToolCapture
 from analyzer.peg.expressions import (
     CHOICE_LEVEL,
-    SEQUENCE_LEVEL,
     Choice,
     Commit,
     Eps,
@@ -291,15 +290,14 @@ def _choice_beginnings(alternatives: tuple[p.Expr, ...], inside: frozenset[int]
     return (frozenset(texts), exact) if len(texts) <= MAX_BEGINNINGS else None
 
 
-def _sequence_beginnings(items: tuple[p.Expr, ...], inside: frozenset[int]) -> Beginnings:
+def _sequence_beginnings(items: tuple[p.Expr, ...], inside: frozenset[int]
+                         ) -> Beginnings | None:
     texts = frozenset(("",))
     for item in items:
         found = beginnings(item, inside)
-        if found is None:
-            return texts, False
-        joined = frozenset(a + b for a in texts for b in found[0])
-        if len(joined) > MAX_BEGINNINGS:
-            return texts, False
+        joined = None if found is None else frozenset(a + b for a in texts for b in found[0])
+        if found is None or joined is None or len(joined) > MAX_BEGINNINGS:
+            return (texts, False) if texts != {""} else None  # nothing known: None
         texts = joined
         if not found[1]:
             return texts, False
@@ -333,7 +331,10 @@ class DispatchByBeginnings(Dispatch):
         if found is None:
             return FAIL  # no alternative begins here
         events, commits = len(st.events), st.commits
-        end = self.table[found.group()].match(st, pos)
+        alternative = self.table[found.group()]
+        if type(alternative) is Rule and alternative.body is not None:
+            alternative = alternative.body  # what an untraced rule runs, one frame less
+        end = alternative.match(st, pos)
         if end != FAIL or st.commits != commits:
             return end
         del st.events[events:]
@@ -546,60 +547,79 @@ class LeadRun(StandsFor):
     name, a commit; a call's head: a captured id and name, a lookahead, a choice taken at
     its first alternative) a whole untraced parse matches with one regex, recording what they
     record, then runs the rest. Where the regex fails the sequence runs item by item, and so
-    do streams and traces: the regex only ever stands for a run that succeeds."""
+    do streams and traces: the regex only ever stands for a run that succeeds.
 
-    __slots__ = ("sequence", "pattern", "marks", "commits", "rest")
-    level = SEQUENCE_LEVEL
+    Around a tool call's sequence (`whole` a tool capture) it records the call's opening and
+    closing as well, one frame less at every call."""
 
-    def __init__(self, sequence: Sequence, size: int) -> None:
-        self.sequence = sequence
+    __slots__ = ("whole", "tool", "pattern", "marks", "commits", "rest")
+
+    def __init__(self, sequence: Sequence, size: int, whole: p.Expr | None = None) -> None:
+        self.whole = sequence if whole is None else whole
+        self.tool = whole is not None
         lead = LeadPattern()
         found = lead.of_items(sequence.items[:size], top=True)
         assert found is not None, "lead_run sized the lead by what LeadPattern reads"
         self.pattern = re.compile(found[0])
-        self.marks = tuple(lead.marks)
+        groups = self.pattern.groupindex
+        self.marks = tuple((groups[name], role, flags, info)
+                           for name, role, flags, info in lead.marks)
         self.commits = lead.commits
         self.rest = sequence.items[size:]
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
-            return self.sequence.match(st, pos)  # its resume points, its failures
+            return self.whole.match(st, pos)  # its resume points, its failures
         found = self.pattern.match(st.text, pos)
         if found is None:
-            return self.sequence.match(st, pos)
+            return self.whole.match(st, pos)
+        events = st.events
+        if self.tool:
+            events.append((Role.TOOL_OPEN, pos, pos, 0, None))
         for group, role, flags, info in self.marks:
-            st.events.append((role, found.start(group), found.end(group), flags, info))
+            start, end = found.span(group)
+            events.append((role, start, end, flags, info))
         st.commits += self.commits
         pos = found.end()
         for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
             pos = item.match(st, pos)
             if pos < 0:
                 return pos
+        if self.tool:
+            events.append((Role.TOOL_CLOSE, pos, pos, 0, None))
         return pos
 
     @property
+    def level(self) -> int:  # type: ignore[override]  # described as what it stands for
+        return self.whole.level
+
+    @property
     def general_form(self) -> p.Expr:
-        return self.sequence
+        return self.whole
 
     def first_leaf(self) -> p.Expr | None:
-        return self.sequence.first_leaf()
+        return self.whole.first_leaf()
 
     def skipped_chars(self) -> frozenset[str] | None:
-        return self.sequence.skipped_chars()
+        return self.whole.skipped_chars()
 
     def never_commits(self) -> bool:
-        return self.sequence.never_commits()
+        return self.whole.never_commits()
 
 
 def lead_run(expr: p.Expr) -> p.Expr:
-    """expr, its leading items matched in one step when it is a sequence of at least two of
-    them followed by more."""
-    if not isinstance(expr, Sequence) or type(expr) is not Sequence:
+    """expr, its leading items matched in one step when it is a sequence (or a tool call
+    around one) of at least two of them followed by more."""
+    tool = type(expr) is ToolCapture
+    sequence = expr.children()[0] if tool else expr
+    if not isinstance(sequence, Sequence) or type(sequence) is not Sequence:
         return expr
-    items, size, lead = expr.items, 0, LeadPattern()
+    items, size, lead = sequence.items, 0, LeadPattern()
     while size < len(items) - 1 and lead.of(items[size], top=True) is not None:
         size += 1
-    return LeadRun(expr, size) if size >= 2 else expr
+    if size < 2:
+        return expr
+    return LeadRun(sequence, size, expr if tool else None)
 
 
 def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:

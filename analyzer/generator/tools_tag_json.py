@@ -65,7 +65,7 @@ def function_call(b: Build, name: str) -> p.Expr:
         + closing(b.analysis.tools.function.close)
     )
     # A whole parse reads the head, up to the arguments, by one regex where it can.
-    return p.tool(lead_run(function_head(b, name, True) + p.commit() + rest))
+    return lead_run(p.tool(function_head(b, name, True) + p.commit() + rest))
 
 
 def tag_json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
