@@ -308,7 +308,8 @@ class DispatchByBeginnings(Dispatch):
     """An ordered choice whose alternatives each begin with one of a few texts, some sharing
     a first character (`functions.get_weather:` or `get_weather:`): a whole parse that
     records no failures finds, with one regex, the first alternative that may begin here and
-    runs it alone. Streams and traces, and input where that alternative fails, run the choice.
+    runs it alone, in its whole-parse form (a call's head read by one regex). Streams and
+    traces, and input where that alternative fails, run the choice, the alternatives as built.
 
     The regex takes the longest text found; every shorter one found is a beginning of it, so
     the first alternative holding any of them is known in advance (as the choice would reach
@@ -320,25 +321,36 @@ class DispatchByBeginnings(Dispatch):
         self.choice = choice
         ordered = sorted({text for group in texts for text in group}, key=len, reverse=True)
         self.pattern = re.compile("|".join(re.escape(text) for text in ordered))
-        alternatives = choice.children()
-        self.table = {text: alternatives[first_beginning(texts, text)] for text in ordered}
+        # What runs where a text is found: its alternative's whole-parse form (the choice,
+        # streams and traces run the alternatives as they are).
+        forms = [whole_form(alternative) for alternative in choice.children()]
+        self.table = {text: forms[first_beginning(texts, text)] for text in ordered}
         self.longest = len(ordered[0])
 
     def match(self, st: MatchState, pos: int) -> int:
-        if st.partial or st.fail_pos != UNTRACED:
-            return self.general(st, pos)
+        choice = self.choice
+        if st.partial or st.fail_pos != UNTRACED:  # self.general, inlined: every stream run
+            end = choice.match(st, pos)
+            if end == NEED and st.resume is choice:
+                st.resume = self
+            return end
         found = self.pattern.match(st.text, pos)
         if found is None:
             return FAIL  # no alternative begins here
         events, commits = len(st.events), st.commits
-        alternative = self.table[found.group()]
-        if type(alternative) is Rule and alternative.body is not None:
-            alternative = alternative.body  # what an untraced rule runs, one frame less
-        end = alternative.match(st, pos)
+        end = self.table[found.group()].match(st, pos)
         if end != FAIL or st.commits != commits:
             return end
         del st.events[events:]
-        return self.choice.match(st, pos)
+        return choice.match(st, pos)
+
+
+def whole_form(alternative: p.Expr) -> p.Expr:
+    """What a whole parse that records no failures may run for an alternative: a rule's body
+    (an untraced rule runs only that), its leading items read by one regex (lead_run)."""
+    if type(alternative) is Rule and isinstance(alternative, Rule) and alternative.body:
+        alternative = alternative.body
+    return lead_run(alternative)
 
 
 def first_beginning(texts: list[frozenset[str]], found: str) -> int:
@@ -380,9 +392,9 @@ class DispatchOrElse(StandsFor):
 
 
 class Closing(StandsFor):
-    """`space MARKER | noted(missing)`: where the marker is right here (after every call, in
-    most outputs) it is taken without the choice around it. The choice would take it just so,
-    in any run: its first alternative matches at once and records nothing."""
+    """`space MARKER | noted(missing)`: where the marker is there, after whitespace or not
+    (after every call, in most outputs), it is taken without the choice around it. The choice
+    would take it just so, in any run: its first alternative matches and records nothing."""
 
     __slots__ = ("choice", "text", "size")
     level = CHOICE_LEVEL  # described as the choice it stands for
@@ -393,9 +405,19 @@ class Closing(StandsFor):
         self.size = len(text)
 
     def match(self, st: MatchState, pos: int) -> int:
-        if st.text.startswith(self.text, pos):
+        text = st.text
+        if text.startswith(self.text, pos):
             return pos + self.size
-        return self.choice.match(st, pos)  # its own resume points and failures
+        at, n = pos, st.n
+        while at < n and text[at] in " \t\r\n":  # as SpacedLiteral reads it
+            at += 1
+        if at > pos and text.startswith(self.text, at):
+            return at + self.size
+        choice = self.choice  # self.general, inlined
+        end = choice.match(st, pos)
+        if end == NEED and st.resume is choice:
+            st.resume = self
+        return end
 
     @property
     def general_form(self) -> p.Expr:
@@ -568,11 +590,12 @@ class LeadRun(StandsFor):
         self.rest = sequence.items[size:]
 
     def match(self, st: MatchState, pos: int) -> int:
+        whole = self.whole
         if st.partial or st.fail_pos != UNTRACED:
-            return self.whole.match(st, pos)  # its resume points, its failures
+            return whole.match(st, pos)  # its resume points, its failures
         found = self.pattern.match(st.text, pos)
         if found is None:
-            return self.whole.match(st, pos)
+            return whole.match(st, pos)
         events = st.events
         if self.tool:
             events.append((Role.TOOL_OPEN, pos, pos, 0, None))

@@ -10,14 +10,7 @@ from typing import Any
 
 from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
-from analyzer.generator.build import (
-    NAME_END,
-    Build,
-    closing,
-    lead_run,
-    one_of_leading,
-    spaced,
-)
+from analyzer.generator.build import NAME_END, Build, closing, one_of_leading, spaced
 from analyzer.generator.call_ids import id_at, named, plain_name
 from analyzer.generator.calls import Call, CallGrammar, layout
 from analyzer.model import CallIdPosition
@@ -64,8 +57,7 @@ def function_call(b: Build, name: str) -> p.Expr:
         + p.space() + value + closing(args.end) + id_at(b, CallIdPosition.POST_ARGS)
         + closing(b.analysis.tools.function.close)
     )
-    # A whole parse reads the head, up to the arguments, by one regex where it can.
-    return lead_run(p.tool(function_head(b, name, True) + p.commit() + rest))
+    return p.tool(function_head(b, name, True) + p.commit() + rest)
 
 
 def tag_json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
