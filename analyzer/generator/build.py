@@ -216,13 +216,16 @@ class Dispatch(StandsFor):
     Near the end of partial input, where a longer literal may still be coming, and whenever
     the picked alternative fails, the plain ordered choice decides."""
 
-    __slots__ = ("choice", "pattern", "table", "longest")
+    __slots__ = ("choice", "pattern", "table", "whole_table", "longest")
 
     def __init__(self, choice: p.Expr, leads: list[str]) -> None:
         self.choice = choice
         ordered = sorted(leads, key=len, reverse=True)
         self.pattern = re.compile("|".join(re.escape(lead) for lead in ordered))
         self.table = dict(zip(leads, choice.children(), strict=True))
+        # For whole parses that record no failures: the alternatives' whole-parse forms.
+        self.whole_table = {lead: whole_form(alternative)
+                            for lead, alternative in self.table.items()}
         self.longest = len(ordered[0])
 
     def match(self, st: MatchState, pos: int) -> int:
@@ -232,7 +235,8 @@ class Dispatch(StandsFor):
         if found is None:
             return self.choice.match(st, pos)
         events, commits = len(st.events), st.commits
-        end = self.table[found.group()].match(st, pos)
+        table = self.table if st.partial or st.fail_pos != UNTRACED else self.whole_table
+        end = table[found.group()].match(st, pos)
         if end != FAIL or st.commits != commits:
             return end
         del st.events[events:]
@@ -325,6 +329,7 @@ class DispatchByBeginnings(Dispatch):
         # streams and traces run the alternatives as they are).
         forms = [whole_form(alternative) for alternative in choice.children()]
         self.table = {text: forms[first_beginning(texts, text)] for text in ordered}
+        self.whole_table = self.table  # only whole untraced parses read it
         self.longest = len(ordered[0])
 
     def match(self, st: MatchState, pos: int) -> int:
@@ -378,7 +383,7 @@ class DispatchOrElse(StandsFor):
         found = self.dispatch.pattern.match(st.text, pos)
         if found is not None:
             events, commits = len(st.events), st.commits
-            end = self.dispatch.table[found.group()].match(st, pos)
+            end = self.dispatch.whole_table[found.group()].match(st, pos)
             if end >= 0:
                 return end
             del st.events[events:]  # as the choice would on the way out
