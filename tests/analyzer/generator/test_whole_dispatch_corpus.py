@@ -1,11 +1,12 @@
 """Whole parses of tagged calls take three shortcuts where they record no failures: a choice
 whose alternatives begin with several texts sharing a first character dispatches by one regex
-over those texts (`DispatchByBeginnings`: Kimi's `functions.NAME:` or `NAME:`); a call's head
-is read by one regex (`LeadRun` over captures, noted items, regex leaves, lookaheads and a
-choice's first alternative); a closing marker that is right there is taken without its choice
-(`Closing`, in every run). A traced run, with `Closing` running its choice, is the general
-path: both must end alike and record the same events, on every template's rendering of a call
-and on that rendering departed from (cut, edited, the namespace or the index left out)."""
+over those texts (`DispatchByBeginnings`: Kimi's `functions.NAME:` or `NAME:`); a dispatched
+call's head is read by one regex (its whole-parse form, a `LeadRun` over captures, noted
+items, regex leaves, lookaheads and a choice's first alternative); a closing marker that is
+there is taken without its choice (`Closing`, in every run). A traced run, with `Closing`
+running its choice, is the general path: both must end alike and record the same events, on
+every template's rendering of a call and on that rendering departed from (cut, edited, the
+namespace or the index left out)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from rendered_calls import generated_call, template_paths, whole_outcome
 from analyzer import peg as p
 from analyzer.generator.build import (
     Closing,
+    Dispatch,
     DispatchByBeginnings,
+    DispatchOrElse,
     LeadRun,
     beginnings,
     lead_run,
@@ -47,7 +50,8 @@ def departures(output: str) -> list[str]:
 
 
 def shortcuts_in(start: Expr) -> bool:
-    """Tell whether the grammar dispatches by beginnings or reads a lead by one regex."""
+    """Tell whether the grammar dispatches (its alternatives' whole-parse forms read their
+    leads by one regex) or reads a lead by one regex."""
     seen: set[int] = set()
     pending = [start]
     while pending:
@@ -55,7 +59,7 @@ def shortcuts_in(start: Expr) -> bool:
         if id(expr) in seen:
             continue
         seen.add(id(expr))
-        if isinstance(expr, (DispatchByBeginnings, LeadRun)):
+        if isinstance(expr, (Dispatch, DispatchOrElse, LeadRun)):
             return True
         pending.extend(expr.children())
     return False
@@ -76,7 +80,7 @@ def test_dispatch_and_lead_runs_equal_the_general_path(path: Path,
     parser, rendering = found
     start = parser.parser.start
     if not shortcuts_in(start):
-        pytest.skip("no dispatch by beginnings or lead run in this grammar")
+        pytest.skip("no dispatch or lead run in this grammar")
     for output in departures(rendering):
         text = parser.prompt.tail + output
         fast = whole_outcome(start, text, False)
