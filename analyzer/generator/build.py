@@ -367,28 +367,32 @@ def first_beginning(texts: list[frozenset[str]], found: str) -> int:
 class DispatchOrElse(StandsFor):
     """`dispatch | otherwise` (an undeclared argument, a JSON body): a whole parse that records
     no failures takes the dispatched alternative in one step instead of two (the choice, then
-    the dispatch). Streams and traces, and any input the dispatch does not settle, run the
-    choice itself."""
+    the dispatch), and otherwise alone where no alternative begins. Streams and traces, and
+    any input the dispatch does not settle, run the choice itself."""
 
-    __slots__ = ("choice", "dispatch")
+    __slots__ = ("choice", "dispatch", "otherwise")
     level = CHOICE_LEVEL  # described as the choice it stands for
 
     def __init__(self, dispatch: Dispatch, otherwise: p.Expr) -> None:
         self.choice = p.choice(dispatch, otherwise)
         self.dispatch = dispatch
+        self.otherwise = otherwise
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
             return self.general(st, pos)
         found = self.dispatch.pattern.match(st.text, pos)
-        if found is not None:
-            events, commits = len(st.events), st.commits
-            end = self.dispatch.whole_table[found.group()].match(st, pos)
-            if end >= 0:
-                return end
-            del st.events[events:]  # as the choice would on the way out
-            if st.commits != commits:
-                return FAIL
+        if found is None:
+            # No alternative's literal beginning is here: each would fail cleanly (as the
+            # choice skips an alternative whose prefix is not there), the otherwise decides.
+            return self.otherwise.match(st, pos)
+        events, commits = len(st.events), st.commits
+        end = self.dispatch.whole_table[found.group()].match(st, pos)
+        if end >= 0:
+            return end
+        del st.events[events:]  # as the choice would on the way out
+        if st.commits != commits:
+            return FAIL
         return self.choice.match(st, pos)
 
     @property
