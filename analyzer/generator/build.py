@@ -13,17 +13,24 @@ from analyzer import peg as p
 from analyzer.analysis.diff import segmentize_markers
 from analyzer.model import Analysis, ReasoningMode, SegmentKind
 from analyzer.parsing.options import ParseOptions
-from analyzer.peg.captures import LiteralCapture
+from analyzer.peg import captures
+from analyzer.peg.captures import LiteralCapture, ToolCapture
 from analyzer.peg.expressions import (
     CHOICE_LEVEL,
-    SEQUENCE_LEVEL,
+    Choice,
     Commit,
+    Eps,
+    Not,
     Optional,
+    Peek,
     Repeat,
+    Rule,
     Sequence,
     opening_of,
 )
-from analyzer.peg.scanning import Literal, Space, Token
+from analyzer.peg.notes import Noted
+from analyzer.peg.roles import Role
+from analyzer.peg.scanning import Literal, Regex, Space, Token
 from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 
 Capture = Callable[[p.Expr], p.Expr]
@@ -150,7 +157,7 @@ def closing(text: str) -> p.Expr:
     if not core:
         return p.eps()
     missing = p.noted(p.eps(), "missing_close", "accepted", f"`{core}`")
-    return p.choice(SpacedLiteral(core), missing)
+    return Closing(p.choice(SpacedLiteral(core), missing), core)
 
 
 def text_loop(capture: Capture, stops: Iterable[str], at_stop: p.Expr | None,
@@ -184,9 +191,14 @@ def first_of(*alternatives: p.Expr | None) -> p.Expr | None:
     return p.choice(*present) if present else None
 
 
-# A regex standing for a run that succeeds (see StandsFor.whole_pattern), and what each of
-# its groups records: (role, flags, info) of a capture event.
-Lead = tuple[str, tuple[tuple[Any, int, Any], ...]]
+# A named group of a lead pattern, and the event its expression records over it (role, flags,
+# info), in the order the expressions record them.
+Mark = tuple[str, Role, int, Any]
+# A regex standing for a run that succeeds (see StandsFor.whole_pattern), and the marks of its
+# named groups.
+Lead = tuple[str, tuple[Mark, ...]]
+# A named group's opening in a lead's regex (renamed when one lead goes into another).
+GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
 
 
 class StandsFor(p.Expr):
@@ -225,8 +237,9 @@ class StandsFor(p.Expr):
 
     def whole_pattern(self) -> Lead | None:
         """A regex that, where it matches, stands for a whole untraced run of this expression
-        ending where the regex does, committing nothing (its groups: what it captures, in
-        order); where it does not match, this may still. None: no such regex."""
+        ending where the regex does, committing nothing (its named groups: what it captures,
+        marked in the order it records them); where it does not match, this may still. None:
+        no such regex."""
         return None
 
     def general(self, st: MatchState, pos: int) -> int:
@@ -246,13 +259,16 @@ class Dispatch(StandsFor):
     Near the end of partial input, where a longer literal may still be coming, and whenever
     the picked alternative fails, the plain ordered choice decides."""
 
-    __slots__ = ("choice", "pattern", "table", "longest")
+    __slots__ = ("choice", "pattern", "table", "whole_table", "longest")
 
     def __init__(self, choice: p.Expr, leads: list[str]) -> None:
         self.choice = choice
         ordered = sorted(leads, key=len, reverse=True)
         self.pattern = re.compile("|".join(re.escape(lead) for lead in ordered))
         self.table = dict(zip(leads, choice.children(), strict=True))
+        # For whole parses that record no failures: the alternatives' whole-parse forms.
+        self.whole_table = {lead: whole_form(alternative)
+                            for lead, alternative in self.table.items()}
         self.longest = len(ordered[0])
 
     def match(self, st: MatchState, pos: int) -> int:
@@ -262,7 +278,8 @@ class Dispatch(StandsFor):
         if found is None:
             return self.choice.match(st, pos)
         events, commits = len(st.events), st.commits
-        end = self.table[found.group()].match(st, pos)
+        table = self.table if st.partial or st.fail_pos != UNTRACED else self.whole_table
+        end = table[found.group()].match(st, pos)
         if end != FAIL or st.commits != commits:
             return end
         del st.events[events:]
@@ -273,32 +290,186 @@ class Dispatch(StandsFor):
         return self.choice
 
 
+MAX_BEGINNINGS = 64  # more texts than any choice of names spelled a few ways makes
+
+Beginnings = tuple[frozenset[str], bool]
+
+
+def beginnings(expr: p.Expr, inside: frozenset[int] = frozenset()) -> Beginnings | None:
+    """The texts every match of expr begins with, one of them, and whether a match is exactly
+    one of them (None: unknown). Before a text that begins with none of them, expr fails
+    cleanly: with no commit, its events deleted by whatever tried it.
+
+    A sequence is read up to its first item that is not exactly a text (`("functions." |
+    eps) "get_weather" ":"` begins with `functions.get_weather:` or `get_weather:`); such
+    items never commit, so failing among them is clean."""
+    kind = type(expr)
+    if kind is Literal and isinstance(expr, Literal):
+        return frozenset((expr.text,)), True
+    if kind is LiteralCapture and isinstance(expr, LiteralCapture):
+        return frozenset((expr.literal,)), True
+    if kind is Eps:
+        return frozenset(("",)), True
+    if isinstance(expr, StandsFor):
+        return beginnings(expr.general_form, inside)
+    if kind in (captures.Capture, ToolCapture, Noted, Rule):
+        inner = expr.children()
+        if not inner or id(expr) in inside:  # a rule not yet defined, or recursive
+            return None
+        return beginnings(inner[0], inside | {id(expr)})
+    if kind is Choice:
+        return _choice_beginnings(expr.children(), inside)
+    if kind is Sequence:
+        return _sequence_beginnings(expr.children(), inside)
+    return None
+
+
+def _choice_beginnings(alternatives: tuple[p.Expr, ...], inside: frozenset[int]
+                       ) -> Beginnings | None:
+    texts: set[str] = set()
+    exact = True
+    for alternative in alternatives:
+        found = beginnings(alternative, inside)
+        if found is None:
+            return None
+        texts |= found[0]
+        exact = exact and found[1]
+    return (frozenset(texts), exact) if len(texts) <= MAX_BEGINNINGS else None
+
+
+def _sequence_beginnings(items: tuple[p.Expr, ...], inside: frozenset[int]
+                         ) -> Beginnings | None:
+    texts = frozenset(("",))
+    for item in items:
+        found = beginnings(item, inside)
+        joined = None if found is None else frozenset(a + b for a in texts for b in found[0])
+        if found is None or joined is None or len(joined) > MAX_BEGINNINGS:
+            return (texts, False) if texts != {""} else None  # nothing known: None
+        texts = joined
+        if not found[1]:
+            return texts, False
+    return texts, True
+
+
+class DispatchByBeginnings(Dispatch):
+    """An ordered choice whose alternatives each begin with one of a few texts, some sharing
+    a first character (`functions.get_weather:` or `get_weather:`): a whole parse that
+    records no failures finds, with one regex, the first alternative that may begin here and
+    runs it alone, in its whole-parse form (a call's head read by one regex). Streams and
+    traces, and input where that alternative fails, run the choice, the alternatives as built.
+
+    The regex takes the longest text found; every shorter one found is a beginning of it, so
+    the first alternative holding any of them is known in advance (as the choice would reach
+    it: the alternatives before it fail cleanly, their texts not being here)."""
+
+    __slots__ = ()
+
+    def __init__(self, choice: p.Expr, texts: list[frozenset[str]]) -> None:
+        self.choice = choice
+        ordered = sorted({text for group in texts for text in group}, key=len, reverse=True)
+        self.pattern = re.compile("|".join(re.escape(text) for text in ordered))
+        # What runs where a text is found: its alternative's whole-parse form (the choice,
+        # streams and traces run the alternatives as they are).
+        forms = [whole_form(alternative) for alternative in choice.children()]
+        self.table = {text: forms[first_beginning(texts, text)] for text in ordered}
+        self.whole_table = self.table  # only whole untraced parses read it
+        self.longest = len(ordered[0])
+
+    def match(self, st: MatchState, pos: int) -> int:
+        choice = self.choice
+        if st.partial or st.fail_pos != UNTRACED:  # self.general, inlined: every stream run
+            end = choice.match(st, pos)
+            if end == NEED and st.resume is choice:
+                st.resume = self
+            return end
+        found = self.pattern.match(st.text, pos)
+        if found is None:
+            return FAIL  # no alternative begins here
+        events, commits = len(st.events), st.commits
+        end = self.table[found.group()].match(st, pos)
+        if end != FAIL or st.commits != commits:
+            return end
+        del st.events[events:]
+        return choice.match(st, pos)
+
+
+def whole_form(alternative: p.Expr) -> p.Expr:
+    """What a whole parse that records no failures may run for an alternative: a rule's body
+    (an untraced rule runs only that), its leading items read by one regex (lead_run)."""
+    if type(alternative) is Rule and isinstance(alternative, Rule) and alternative.body:
+        alternative = alternative.body
+    return lead_run(alternative)
+
+
+def first_beginning(texts: list[frozenset[str]], found: str) -> int:
+    """The index of the first alternative one of whose texts begins found."""
+    return next(index for index, group in enumerate(texts)
+                if any(found.startswith(text) for text in group))
+
+
 class DispatchOrElse(StandsFor):
     """`dispatch | otherwise` (an undeclared argument, a JSON body): a whole parse that records
     no failures takes the dispatched alternative in one step instead of two (the choice, then
-    the dispatch). Streams and traces, and any input the dispatch does not settle, run the
-    choice itself."""
+    the dispatch), and otherwise alone where no alternative begins. Streams and traces, and
+    any input the dispatch does not settle, run the choice itself."""
 
-    __slots__ = ("choice", "dispatch")
+    __slots__ = ("choice", "dispatch", "otherwise")
     level = CHOICE_LEVEL  # described as the choice it stands for
 
     def __init__(self, dispatch: Dispatch, otherwise: p.Expr) -> None:
         self.choice = p.choice(dispatch, otherwise)
         self.dispatch = dispatch
+        self.otherwise = otherwise
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
             return self.general(st, pos)
         found = self.dispatch.pattern.match(st.text, pos)
-        if found is not None:
-            events, commits = len(st.events), st.commits
-            end = self.dispatch.table[found.group()].match(st, pos)
-            if end >= 0:
-                return end
-            del st.events[events:]  # as the choice would on the way out
-            if st.commits != commits:
-                return FAIL
+        if found is None:
+            # No alternative's literal beginning is here: each would fail cleanly (as the
+            # choice skips an alternative whose prefix is not there), the otherwise decides.
+            return self.otherwise.match(st, pos)
+        events, commits = len(st.events), st.commits
+        end = self.dispatch.whole_table[found.group()].match(st, pos)
+        if end >= 0:
+            return end
+        del st.events[events:]  # as the choice would on the way out
+        if st.commits != commits:
+            return FAIL
         return self.choice.match(st, pos)
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.choice
+
+
+class Closing(StandsFor):
+    """`space MARKER | noted(missing)`: where the marker is there, after whitespace or not
+    (after every call, in most outputs), it is taken without the choice around it. The choice
+    would take it just so, in any run: its first alternative matches and records nothing."""
+
+    __slots__ = ("choice", "text", "size")
+    level = CHOICE_LEVEL  # described as the choice it stands for
+
+    def __init__(self, choice: p.Expr, text: str) -> None:
+        self.choice = choice
+        self.text = text
+        self.size = len(text)
+
+    def match(self, st: MatchState, pos: int) -> int:
+        text = st.text
+        if text.startswith(self.text, pos):
+            return pos + self.size
+        at, n = pos, st.n
+        while at < n and text[at] in " \t\r\n":  # as SpacedLiteral reads it
+            at += 1
+        if at > pos and text.startswith(self.text, at):
+            return at + self.size
+        choice = self.choice  # self.general, inlined
+        end = choice.match(st, pos)
+        if end == NEED and st.resume is choice:
+            st.resume = self
+        return end
 
     @property
     def general_form(self) -> p.Expr:
@@ -308,10 +479,10 @@ class DispatchOrElse(StandsFor):
 SPACES = "[ \\t\\r\\n]*+"  # what Space and the whitespace of a token take: all, never less
 
 
-def lead_pattern(item: p.Expr) -> str | None:
-    """The regex of a leaf that matches what it matches in a whole parse (a literal, whitespace,
-    a commit, an optional literal; a captured literal, as a group of its own), or None for any
-    other expression (subclasses included: they may match otherwise)."""
+def leaf_pattern(item: p.Expr) -> str | None:
+    """The regex of a leaf that matches what it matches in a whole parse and records nothing
+    (a literal, whitespace, a literal with whitespace around it), or None for any other
+    expression (subclasses included: they may match otherwise)."""
     kind = type(item)
     if kind is Token and isinstance(item, Token):
         return ((SPACES if item.before else "") + re.escape(item.text)
@@ -320,97 +491,237 @@ def lead_pattern(item: p.Expr) -> str | None:
         return re.escape(item.text)
     if kind is SpacedLiteral and isinstance(item, SpacedLiteral):
         return SPACES + re.escape(item.text)
-    if kind is LiteralCapture and isinstance(item, LiteralCapture):
-        return "(" + re.escape(item.literal) + ")"
     if kind is Space:
         return SPACES
-    if isinstance(item, StandsFor):
-        lead = item.whole_pattern()
-        return lead[0] if lead is not None else None
     if kind is Optional and isinstance(item, Optional) and type(item.item) is Literal:
         return "(?:" + re.escape(item.item.text) + ")?+"  # a separator that may be left out
-    return "" if kind is Commit else None
+    return "" if kind is Eps else None
 
 
-def lead_captures(item: p.Expr) -> tuple[tuple[Any, int, Any], ...]:
-    """What the groups of an item's lead_pattern record, in order."""
-    if type(item) is LiteralCapture and isinstance(item, LiteralCapture):
-        return ((item.role, item.flags, item.info),)
-    lead = item.whole_pattern() if isinstance(item, StandsFor) else None
-    return lead[1] if lead is not None else ()
+Found = tuple[str, bool]  # a regex, and whether it matches wherever its expression does
+
+
+class LeadPattern:
+    """A regex that matches only where a sequence's leading items match in a whole parse (in
+    the same way: atomic groups and possessive repeats, as a PEG never goes back), the events
+    they record (marks) and the commits they count.
+
+    A choice reads as its first alternative (where that matches, the choice takes it; where
+    it does not, the regex fails and the items run one by one), unless its alternatives are
+    plain patterns (then `(?>a|b)`, exactly the choice). A lookahead needs an exact pattern:
+    `!x` read as less than x would succeed where it fails."""
+
+    def __init__(self) -> None:
+        self.marks: list[Mark] = []
+        self.commits = 0
+        self.groups = 0
+
+    def of(self, expr: p.Expr, top: bool = False) -> Found | None:
+        """The regex of expr (top: an item of the run's own sequence, where a commit counts;
+        inside a choice or a lookahead a commit changes what failing means), or None, leaving
+        no marks, when expr has none."""
+        marks, commits = len(self.marks), self.commits
+        found = self._of(expr, top)
+        if found is None:
+            del self.marks[marks:]
+            self.commits = commits
+        return found
+
+    def _of(self, expr: p.Expr, top: bool) -> Found | None:
+        leaf = leaf_pattern(expr)
+        if leaf is not None:
+            return leaf, True
+        kind = type(expr)
+        if kind is Commit:
+            if not top:
+                return None
+            self.commits += 1
+            return "", True
+        if kind is Regex and isinstance(expr, Regex):
+            return regex_pattern(expr)
+        if isinstance(expr, StandsFor):
+            return self._stands_for(expr)
+        if kind is LiteralCapture and isinstance(expr, LiteralCapture):
+            return self._captured((re.escape(expr.literal), True), expr.role, expr.flags,
+                                  expr.info)
+        if kind is captures.Capture and isinstance(expr, captures.Capture):
+            return self._captured(self.of(expr.item), expr.role, expr.flags, expr.info)
+        if kind is Noted and isinstance(expr, Noted):
+            name = self._mark(Role.DEVIATION, 0, expr.note)  # recorded before its item's
+            inner = self.of(expr.item)
+            return None if inner is None else (f"(?P<{name}>{inner[0]})", inner[1])
+        if kind is Not or kind is Peek:
+            return self._lookahead(expr.children()[0], "!" if kind is Not else "=")
+        if kind is Sequence:
+            return self.of_items(expr.children(), top)
+        if kind is Choice:
+            return self._choice(expr.children())
+        return None
+
+    def _stands_for(self, expr: StandsFor) -> Found | None:
+        # Its regex only says where it matches, not everywhere it does (not exact); its
+        # groups are renamed into this pattern's, their marks kept in their order.
+        lead = expr.whole_pattern()
+        if lead is None:
+            return None
+        pattern, marks = lead
+        names = {name: self._mark(role, flags, info) for name, role, flags, info in marks}
+        return GROUP_NAME.sub(lambda group: f"(?P<{names[group[1]]}>", pattern), False
+
+    def _mark(self, role: Role, flags: int, info: Any) -> str:
+        self.groups += 1
+        name = f"g{self.groups}"
+        self.marks.append((name, role, flags, info))
+        return name
+
+    def _captured(self, inner: Found | None, role: Role, flags: int, info: Any
+                  ) -> Found | None:
+        if inner is None:
+            return None
+        name = self._mark(role, flags, info)  # recorded after its item's: where it ends
+        return f"(?P<{name}>{inner[0]})", inner[1]
+
+    def _lookahead(self, item: p.Expr, sign: str) -> Found | None:
+        # What the item records and commits, the lookahead undoes: a pattern free of both.
+        probe = LeadPattern()
+        inner = probe.of(item)
+        if inner is None or probe.marks or probe.commits or (sign == "!" and not inner[1]):
+            return None
+        return f"(?{sign}{inner[0]})", inner[1]
+
+    def of_items(self, items: tuple[p.Expr, ...], top: bool) -> Found | None:
+        """The regex of items in a row (None when one has none)."""
+        parts, exact = [], True
+        for item in items:
+            found = self.of(item, top)
+            if found is None:
+                return None
+            parts.append(found[0])
+            exact = exact and found[1]
+        return "".join(parts), exact
+
+    def _choice(self, alternatives: tuple[p.Expr, ...]) -> Found | None:
+        plain = [plain_pattern(alternative) for alternative in alternatives]
+        if all(pattern is not None for pattern in plain):
+            return "(?>" + "|".join(pattern or "" for pattern in plain) + ")", True
+        first = self.of(alternatives[0])
+        return None if first is None else (first[0], False)
+
+
+def plain_pattern(expr: p.Expr) -> str | None:
+    """The regex of expr when it matches exactly where expr does, recording nothing and
+    counting no commit (None: none such)."""
+    probe = LeadPattern()
+    found = probe.of(expr)
+    if found is None or not found[1] or probe.marks or probe.commits:
+        return None
+    return found[0]
+
+
+def regex_pattern(leaf: Regex) -> Found | None:
+    """A regex leaf as part of a bigger one: atomic (it gives back nothing, as its own match
+    does not), and only when it has no groups or flags of its own to disturb the whole."""
+    compiled = leaf.pattern
+    if compiled.groups or compiled.flags != re.UNICODE:
+        return None
+    return f"(?>{compiled.pattern})", True
 
 
 class LeadRun(StandsFor):
-    """A sequence whose leading leaves (an argument's markup: literals, whitespace, a captured
-    name, a commit) a whole untraced parse matches with one regex, recording what they record,
-    then runs the rest. Where the regex fails the sequence runs item by item, and so do
-    streams and traces: the regex only ever stands for a run that succeeds."""
+    """A sequence whose leading items (an argument's markup: literals, whitespace, a captured
+    name, a commit; a call's head: a captured id and name, a lookahead, a choice taken at
+    its first alternative) a whole untraced parse matches with one regex, recording what they
+    record, then runs the rest. Where the regex fails the sequence runs item by item, and so
+    do streams and traces: the regex only ever stands for a run that succeeds.
 
-    __slots__ = ("sequence", "pattern", "captures", "commits", "rest")
-    level = SEQUENCE_LEVEL
+    Around a tool call's sequence (`whole` a tool capture) it records the call's opening and
+    closing as well, one frame less at every call."""
 
-    def __init__(self, sequence: Sequence, size: int) -> None:
-        self.sequence = sequence
-        lead = sequence.items[:size]
-        self.pattern = re.compile("".join(lead_pattern(item) or "" for item in lead))
-        self.captures = tuple(group for item in lead for group in lead_captures(item))
-        self.commits = sum(type(item) is Commit for item in lead)
+    __slots__ = ("whole", "tool", "pattern", "marks", "lead_marks", "commits", "rest")
+
+    def __init__(self, sequence: Sequence, size: int, whole: p.Expr | None = None) -> None:
+        self.whole = sequence if whole is None else whole
+        self.tool = whole is not None
+        lead = LeadPattern()
+        found = lead.of_items(sequence.items[:size], top=True)
+        assert found is not None, "lead_run sized the lead by what LeadPattern reads"
+        self.pattern = re.compile(found[0])
+        groups = self.pattern.groupindex
+        self.marks = tuple((groups[name], role, flags, info)
+                           for name, role, flags, info in lead.marks)
+        self.commits = lead.commits
+        self.lead_marks = tuple(lead.marks)  # by group name: see whole_pattern
         self.rest = sequence.items[size:]
 
     def match(self, st: MatchState, pos: int) -> int:
+        whole = self.whole
         if st.partial or st.fail_pos != UNTRACED:
-            return self.sequence.match(st, pos)  # its resume points, its failures
+            return whole.match(st, pos)  # its resume points, its failures
         found = self.pattern.match(st.text, pos)
         if found is None:
-            return self.sequence.match(st, pos)
-        for group, (role, flags, info) in enumerate(self.captures, 1):
-            st.events.append((role, found.start(group), found.end(group), flags, info))
+            return whole.match(st, pos)
+        events = st.events
+        if self.tool:
+            events.append((Role.TOOL_OPEN, pos, pos, 0, None))
+        for group, role, flags, info in self.marks:
+            start, end = found.span(group)
+            events.append((role, start, end, flags, info))
         st.commits += self.commits
         pos = found.end()
         for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
             pos = item.match(st, pos)
             if pos < 0:
                 return pos
+        if self.tool:
+            events.append((Role.TOOL_CLOSE, pos, pos, 0, None))
         return pos
 
     @property
+    def level(self) -> int:  # type: ignore[override]  # described as what it stands for
+        return self.whole.level
+
+    @property
     def general_form(self) -> p.Expr:
-        return self.sequence
+        return self.whole
 
     def first_leaf(self) -> p.Expr | None:
-        return self.sequence.first_leaf()
+        return self.whole.first_leaf()
 
     def whole_pattern(self) -> Lead | None:
         # Read whole by its regex, committing nothing: the regex is its lead.
-        if self.rest or self.commits:
+        if self.rest or self.commits or self.tool:
             return None
-        return self.pattern.pattern, self.captures
+        return self.pattern.pattern, self.lead_marks
 
     def skipped_chars(self) -> frozenset[str] | None:
-        return self.sequence.skipped_chars()
+        return self.whole.skipped_chars()
 
     def never_commits(self) -> bool:
-        return self.sequence.never_commits()
+        return self.whole.never_commits()
 
 
 def lead_run(expr: p.Expr) -> p.Expr:
-    """expr, its leading leaves matched in one step when it is a sequence of at least two of
-    them followed by more."""
-    if not isinstance(expr, Sequence) or type(expr) is not Sequence:
+    """expr, its leading items matched in one step when it is a sequence (or a tool call
+    around one) of at least two of them followed by more."""
+    tool = type(expr) is ToolCapture
+    sequence = expr.children()[0] if tool else expr
+    if not isinstance(sequence, Sequence) or type(sequence) is not Sequence:
         return expr
-    items, size = expr.items, 0
-    while size < len(items) - 1 and lead_pattern(items[size]) is not None:
+    items, size, lead = sequence.items, 0, LeadPattern()
+    while size < len(items) - 1 and lead.of(items[size], top=True) is not None:
         size += 1
-    return LeadRun(expr, size) if size >= 2 else expr
+    if size < 2:
+        return expr
+    return LeadRun(sequence, size, expr if tool else None)
 
 
 def read_at_once(expr: p.Expr) -> p.Expr:
     """expr matched by one regex in whole untraced parses where that regex matches, when it
-    is a sequence of items lead_pattern reads (a call's head, matched again and again as the
+    is a sequence of items LeadPattern reads (a call's head, matched again and again as the
     content's lookahead and the wrapper's: one step instead of one per item)."""
     if type(expr) is not Sequence or not isinstance(expr, Sequence):
         return expr
-    if not all(lead_pattern(item) is not None for item in expr.items):
+    if LeadPattern().of_items(expr.items, top=True) is None:
         return expr
     return LeadRun(expr, len(expr.items))
 
@@ -462,10 +773,12 @@ class BreaksBefore(StandsFor):
 def broken_loop(breaker: p.Expr, step: p.Expr) -> p.Expr:
     """Match `(!breaker step)*`, ended by breaker's lead in whole parses where it has one."""
     loop = p.zero_or_more(p.not_followed_by(breaker) + step)
-    lead = lead_pattern(breaker)  # its captures would go with the lookahead: only it counts
+    # Where the lead matches, the breaker does (its captures go with the lookahead: only
+    # the match counts).
+    lead = LeadPattern().of(breaker, top=True)
     if lead is None or not isinstance(loop, Repeat):
         return loop
-    return BreaksBefore(loop, re.compile(lead))
+    return BreaksBefore(loop, re.compile(lead[0]))
 
 
 def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:
@@ -478,7 +791,12 @@ def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:
 def one_of_leading(alternatives: list[p.Expr]) -> p.Expr:
     """Choose among alternatives; dispatch on their leading literals when each has its own."""
     choice = p.choice(*alternatives)
-    leads = [alternative.prefix()[0] for alternative in alternatives]
-    if len(alternatives) < 2 or not all(leads) or len(set(leads)) != len(leads):
+    if len(alternatives) < 2:
         return choice
-    return Dispatch(choice, leads)
+    leads = [alternative.prefix()[0] for alternative in alternatives]
+    if all(leads) and len(set(leads)) == len(leads):
+        return Dispatch(choice, leads)
+    texts = [beginnings(alternative) for alternative in alternatives]
+    if any(found is None or "" in found[0] for found in texts):
+        return choice  # an alternative may begin anywhere: the choice tries them in turn
+    return DispatchByBeginnings(choice, [found[0] for found in texts if found is not None])

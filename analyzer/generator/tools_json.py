@@ -51,6 +51,8 @@ SPACES = "[ \t\r\n]*+"
 OPENING = re.compile("\\{" + SPACES)
 MEMBER_KEY = re.compile('"([^"\\\\]*)"' + SPACES + ":" + SPACES)
 AFTER_MEMBER = re.compile(SPACES + "(?:," + SPACES + "|(\\}))")
+# The group of the name member's regex that holds the captured name (its only group).
+NAME_GROUP = "name"
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -313,7 +315,7 @@ class NameMember(StandsFor):
 
     def whole_pattern(self) -> Lead | None:
         capture = self.capture
-        return self.pattern.pattern, ((capture.role, capture.flags, capture.info),)
+        return self.pattern.pattern, ((NAME_GROUP, capture.role, capture.flags, capture.info),)
 
 
 def leaf_pattern(expr: p.Expr) -> str | None:
@@ -344,7 +346,7 @@ def name_member(sequence: p.Expr) -> p.Expr:
             return sequence
         if isinstance(item, Capture):
             captures.append(item)
-            pattern = f"({pattern})"
+            pattern = f"(?P<{NAME_GROUP}>{pattern})"
         parts.append(pattern)
     if len(captures) != 1:
         return sequence

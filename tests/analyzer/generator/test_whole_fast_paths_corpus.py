@@ -1,6 +1,8 @@
 """The whole parse's shortcuts (a dispatch taken without its choice, `DispatchOrElse`; a
-captured literal in one step, `LiteralCapture`; an argument's leading markup read by one
-regex, `LeadRun`) must give exactly what the general path gives:
+captured literal in one step, `LiteralCapture`; an argument's leading markup or a call's head
+read by one regex, `LeadRun`; a dispatch by several beginnings, `DispatchByBeginnings`; a
+closing marker taken without its choice, `Closing`) must give exactly what the general path
+gives:
 the same message and deviations, for every template's own rendering of a call and for the
 rendering departed from (cut, characters dropped or added, names misspelled, JSON broken)."""
 
@@ -12,7 +14,7 @@ import pytest
 from rendered_calls import generated_call, template_paths
 
 from analyzer.generator import ParseReport
-from analyzer.generator.build import DispatchOrElse, LeadRun
+from analyzer.generator.build import Closing, DispatchByBeginnings, DispatchOrElse, LeadRun
 from analyzer.peg.captures import Capture, LiteralCapture
 from analyzer.peg.state import MatchState
 
@@ -41,7 +43,12 @@ def outcome(parse: object, output: str) -> object:
 
 def item_by_item(run: LeadRun, st: MatchState, pos: int) -> int:
     """Match a lead run's sequence as it is, without the regex."""
-    return run.sequence.match(st, pos)
+    return run.general_form.match(st, pos)
+
+
+def by_choice(closing: Closing, st: MatchState, pos: int) -> int:
+    """Match a closing marker by its choice."""
+    return closing.choice.match(st, pos)
 
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
@@ -56,5 +63,7 @@ def test_whole_parse_shortcuts_equal_the_general_path(path: Path,
     monkeypatch.setattr(DispatchOrElse, "match", DispatchOrElse.general)
     monkeypatch.setattr(LiteralCapture, "match", Capture.match)
     monkeypatch.setattr(LeadRun, "match", item_by_item)
+    monkeypatch.setattr(DispatchByBeginnings, "match", DispatchByBeginnings.general)
+    monkeypatch.setattr(Closing, "match", by_choice)
     for output, expected in zip(outputs, fast, strict=True):
         assert outcome(parser.parse_report, output) == expected, output
