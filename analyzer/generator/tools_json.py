@@ -28,8 +28,9 @@ from analyzer.generator.build import (
 )
 from analyzer.generator.calls import CallGrammar, separator
 from analyzer.peg.captures import Capture
-from analyzer.peg.expressions import Choice, Commit, Repeat
+from analyzer.peg.expressions import SEQUENCE_LEVEL, Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
+from analyzer.peg.roles import Role
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
 
@@ -51,6 +52,8 @@ SPACES = "[ \t\r\n]*+"
 OPENING = re.compile("\\{" + SPACES)
 MEMBER_KEY = re.compile('"([^"\\\\]*)"' + SPACES + ":" + SPACES)
 AFTER_MEMBER = re.compile(SPACES + "(?:," + SPACES + "|(\\}))")
+# What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
+AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -206,8 +209,8 @@ class MemberLoop(StandsFor):
     does not settle (escaped, the name twice or missing, a value that fails, a stray
     character) runs that sequence from the start instead. Streams and traces run it always."""
 
-    __slots__ = ("sequence", "name_key", "name", "name_commits", "name_by_regex", "values",
-                 "other")
+    __slots__ = ("sequence", "name_key", "name", "name_commits", "name_by_regex", "name_lead",
+                 "values", "other")
 
     def __init__(self, sequence: p.Expr, name: Member, values: dict[str, p.Expr],
                  other: p.Expr) -> None:
@@ -215,6 +218,9 @@ class MemberLoop(StandsFor):
         self.name_key = name.key
         self.name, self.name_commits = without_last_commits(name.whole)
         self.name_by_regex = isinstance(self.name, NameMember)
+        # The text every match of the name member begins with (its key): where the text
+        # does not, its try is not run (an id member first, as Cohere2 writes it).
+        self.name_lead = self.name.prefix()[0]
         self.values = values
         self.other = other
 
@@ -228,7 +234,8 @@ class MemberLoop(StandsFor):
         while at >= 0:  # each member: its key, its value, then `,` or `}`
             # The name member, usually first, is tried before its key is read on its own
             # (where one regex reads it: a failed try records nothing).
-            end = FAIL if named or not self.name_by_regex else self.name.match(st, at)
+            end = FAIL if named or not self.name_by_regex or not text.startswith(
+                self.name_lead, at) else self.name.match(st, at)
             if end >= 0:
                 named = True
                 st.commits += self.name_commits
@@ -430,6 +437,52 @@ def side_by_side(pattern: str, obj: Member) -> p.Expr:
     return SeparatorBeforeCall(pattern, obj.head)
 
 
+class CallArray(StandsFor):
+    """The calls of a JSON array (`marker [ call, call ]` and its closing marker), read in a
+    whole parse that records no failures by one loop: the opening by one regex, each call
+    object by its own expression with the call's open and close events recorded around it
+    (as its rule and tool capture would), the comma or `]` after it by another regex, then
+    the closing. It stands for the section's sequence, which reads the same calls the same
+    way; where a call or what follows it fails, that sequence runs from the start instead.
+    Streams and traces run it always."""
+
+    __slots__ = ("sequence", "opening", "call", "rest")
+    level = SEQUENCE_LEVEL  # read in dumps as the items of its sequence
+
+    def __init__(self, sequence: p.Expr, marker: str, call: p.Expr, rest: p.Expr) -> None:
+        self.sequence = sequence
+        self.opening = re.compile(re.escape(marker) + SPACES + "\\[" + SPACES)
+        self.call = call  # the call object, without its rule and tool capture
+        self.rest = rest  # the closing marker (or its noted absence)
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.general(st, pos)
+        text, events, call = st.text, st.events, self.call
+        found = self.opening.match(text, pos)
+        before, commits = len(events), st.commits
+        while found is not None:
+            at = found.end()
+            events.append((Role.TOOL_OPEN, at, at, 0, None))
+            end = call.match(st, at)
+            if end < 0:
+                break
+            events.append((Role.TOOL_CLOSE, end, end, 0, None))
+            found = AFTER_CALL.match(text, end)
+            if found is not None and found.group(1):  # the array's `]`
+                return self.rest.match(st, found.end())
+        del events[before:]  # the general sequence decides, from the start
+        st.commits = commits
+        return self.general(st, pos)
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.sequence
+
+    def first_leaf(self) -> p.Expr | None:
+        return self.sequence.first_leaf()
+
+
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a JSON_NATIVE template."""
     fmt = b.analysis.tools.format
@@ -441,6 +494,7 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     if per_call_start:  # more calls inside one per-call wrapper, `;` or newline apart
         unit += p.zero_or_more(side_by_side(r"[ \t]*;\s*|[ \t]*\n\s*", obj) + call)
     unit += closing(fmt.per_call_end)
+    section_start = fmt.section_start.strip()
     if fmt.tools_array_wrapped:
         comma = p.space() + p.literal(",") + p.space()
         body = p.literal("[") + p.space() + unit + p.zero_or_more(lead_run(comma + unit))
@@ -453,8 +507,9 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
             between = p.choice(side_by_side(r"\s*;\s*", obj), between)
         body = unit + p.zero_or_more(between + unit)
         head = lit(per_call_start) + p.space() + obj.head
-    section_start = fmt.section_start.strip()
     section = lit(section_start) + p.space() + body + closing(fmt.section_end)
+    if fmt.tools_array_wrapped and not per_call_start and not fmt.per_call_end.strip():
+        section = CallArray(section, section_start, obj.whole, closing(fmt.section_end))
     head = lit(section_start) + p.space() + head
     first = section_start or per_call_start or ("[" if fmt.tools_array_wrapped else "{")
     return CallGrammar((first,), read_at_once(head), section)
