@@ -14,7 +14,7 @@ from rendered_calls import generated_call, template_paths, whole_outcome
 
 from analyzer.generator.tools_json import CallArray
 from analyzer.peg import Expr
-from analyzer.peg.state import FAIL, MatchState
+from analyzer.peg.state import FAIL, Event, MatchState
 
 # Edits around the array: its brackets, the commas between calls, what follows a call.
 EDITS = (
@@ -64,7 +64,7 @@ def variants(output: str) -> list[str]:
     return found
 
 
-def run(expr: Expr, text: str, pos: int) -> tuple[int, list[object], int]:
+def run(expr: Expr, text: str, pos: int) -> tuple[int, list[Event], int]:
     """Match expr at pos in a whole untraced run: where it ends, its events (none when it
     fails) and its commits."""
     st = MatchState(text, partial=False, traced=False)
