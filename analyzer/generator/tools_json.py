@@ -27,9 +27,10 @@ from analyzer.generator.build import (
     read_at_once,
 )
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.peg.captures import Capture
+from analyzer.peg.captures import Capture, StringCapture
 from analyzer.peg.expressions import SEQUENCE_LEVEL, Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
+from analyzer.peg.json_values import STRING
 from analyzer.peg.roles import Role
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
@@ -209,35 +210,42 @@ class MemberLoop(StandsFor):
     does not settle (escaped, the name twice or missing, a value that fails, a stray
     character) runs that sequence from the start instead. Streams and traces run it always."""
 
-    __slots__ = ("sequence", "name_key", "name", "name_commits", "name_by_regex", "name_lead",
-                 "values", "other")
+    __slots__ = ("sequence", "name_key", "name", "name_commits", "name_read",
+                 "values", "strings", "other")
 
     def __init__(self, sequence: p.Expr, name: Member, values: dict[str, p.Expr],
                  other: p.Expr) -> None:
         self.sequence = sequence
         self.name_key = name.key
         self.name, self.name_commits = without_last_commits(name.whole)
-        self.name_by_regex = isinstance(self.name, NameMember)
-        # The text every match of the name member begins with (its key): where the text
-        # does not, its try is not run (an id member first, as Cohere2 writes it).
-        self.name_lead = self.name.prefix()[0]
+        # The name member's one regex (NameMember), matched here as it matches it; None:
+        # the name member is read after its key, as any other member.
+        self.name_read = ((self.name.pattern, self.name.capture)
+                          if isinstance(self.name, NameMember) else None)
         self.values = values
+        # Values whose first reading is one JSON string capture (a call id): where a string
+        # is there, matched and recorded here as that capture would, the rest not tried.
+        self.strings = {key: first for key, value in values.items()
+                        if (first := first_string(value)) is not None}
         self.other = other
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
             return self.sequence.match(st, pos)
         events, commits = len(st.events), st.commits
-        text, values = st.text, self.values
+        text, values, name_read = st.text, self.values, self.name_read
         found = OPENING.match(text, pos)
         at, named = (found.end(), False) if found is not None else (-1, True)
         while at >= 0:  # each member: its key, its value, then `,` or `}`
             # The name member, usually first, is tried before its key is read on its own
             # (where one regex reads it: a failed try records nothing).
-            end = FAIL if named or not self.name_by_regex or not text.startswith(
-                self.name_lead, at) else self.name.match(st, at)
-            if end >= 0:
+            found = None if named or name_read is None else name_read[0].match(text, at)
+            if found is not None and name_read is not None:  # NameMember's step, inlined
                 named = True
+                capture = name_read[1]
+                start, end = found.span(1)
+                st.events.append((capture.role, start, end, capture.flags, capture.info))
+                end = found.end()
                 st.commits += self.name_commits
                 found = AFTER_MEMBER.match(text, end)
                 if found is None:
@@ -254,7 +262,14 @@ class MemberLoop(StandsFor):
                 break  # the name twice, or a name member the name's expression refused
             elif key in values:
                 st.commits += 1  # the known member's commit, after its key
-                end = values[key].match(st, found.end())
+                at = found.end()
+                string = self.strings.get(key)
+                if string is not None and (found := STRING.match(text, at)) is not None:
+                    # StringCapture.match's step, in the choice's place: two frames less
+                    end = found.end()
+                    st.events.append((string.role, at, end, string.flags, string.info))
+                else:
+                    end = values[key].match(st, at)
             else:
                 end = self.other.match(st, at)
             found = AFTER_MEMBER.match(text, end) if end >= 0 else None
@@ -275,6 +290,13 @@ class MemberLoop(StandsFor):
 
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
+
+
+def first_string(value: p.Expr) -> StringCapture | None:
+    """The JSON string capture a value's reading begins with, alone or as the first
+    alternative of a choice (where it matches, the value is that string), else None."""
+    first = value.alternatives[0] if isinstance(value, Choice) else value
+    return first if type(first) is StringCapture else None
 
 
 def without_last_commits(expr: p.Expr) -> tuple[p.Expr, int]:
