@@ -48,11 +48,12 @@ class Member:
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
 # What `space` matches, possessive (a PEG leaf never gives back what it read).
 SPACES = "[ \t\r\n]*+"
-# A call object's opening, one member's key up to its value (nothing escaped in the key),
-# and what follows a member: the comma and the whitespace after it, or the closing brace.
-OPENING = re.compile("\\{" + SPACES)
-MEMBER_KEY = re.compile('"([^"\\\\]*)"' + SPACES + ":" + SPACES)
-AFTER_MEMBER = re.compile(SPACES + "(?:," + SPACES + "|(\\}))")
+# One member's key up to its value (nothing escaped in the key).
+MEMBER_KEY = '"([^"\\\\]*)"' + SPACES + ":" + SPACES
+# The opening and the first member's key; after a member, the comma and the next key, or the
+# closing brace (group 1 the key, None at the brace or where no plain key follows).
+FIRST_KEY = re.compile("\\{" + SPACES + "(?:" + MEMBER_KEY + ")?")
+NEXT_KEY = re.compile(SPACES + "(?:," + SPACES + MEMBER_KEY + "|\\})")
 # What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
 AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
 # Models swap these two names of the arguments member.
@@ -218,10 +219,12 @@ class MemberLoop(StandsFor):
         self.sequence = sequence
         self.name_key = name.key
         self.name, self.name_commits = without_last_commits(name.whole)
-        # The name member's one regex (NameMember), matched here as it matches it; None:
-        # the name member is read after its key, as any other member.
-        self.name_read = ((self.name.pattern, self.name.capture)
-                          if isinstance(self.name, NameMember) else None)
+        # The name member's one regex (NameMember), matched here from the name's key as
+        # it matches it (it begins with that key: nowhere else can it match); None: the
+        # general sequence reads the name member.
+        read = self.name if isinstance(self.name, NameMember) else None
+        by_key = read is not None and read.prefix()[0].startswith(f'"{name.key}"')
+        self.name_read = (read.pattern, read.capture) if read is not None and by_key else None
         self.values = values
         # Values whose first reading is one JSON string capture (a call id): where a string
         # is there, matched and recorded here as that capture would, the rest not tried.
@@ -233,37 +236,29 @@ class MemberLoop(StandsFor):
         if st.partial or st.fail_pos != UNTRACED:
             return self.sequence.match(st, pos)
         events, commits = len(st.events), st.commits
-        text, values, name_read = st.text, self.values, self.name_read
-        found = OPENING.match(text, pos)
-        at, named = (found.end(), False) if found is not None else (-1, True)
-        while at >= 0:  # each member: its key, its value, then `,` or `}`
-            # The name member, usually first, is tried before its key is read on its own
-            # (where one regex reads it: a failed try records nothing).
-            found = None if named or name_read is None else name_read[0].match(text, at)
-            if found is not None and name_read is not None:  # NameMember's step, inlined
-                named = True
-                capture = name_read[1]
-                start, end = found.span(1)
-                st.events.append((capture.role, start, end, capture.flags, capture.info))
-                end = found.end()
-                st.commits += self.name_commits
-                found = AFTER_MEMBER.match(text, end)
+        text, values, name_read, strings = st.text, self.values, self.name_read, self.strings
+        member = FIRST_KEY.match(text, pos)
+        named = False
+        # Each member from its key: its value, then `,` and the next key, or `}`.
+        while member is not None and (key := member.group(1)) is not None:
+            if key == self.name_key:
+                # The name member, read by its own regex from its key (the name twice, or a
+                # name its regex refuses: the general sequence decides).
+                if named or name_read is None:
+                    break
+                pattern, capture = name_read
+                found = pattern.match(text, member.start(1) - 1)
                 if found is None:
                     break
-                if found.group(1):
-                    return found.end()
-                at = found.end()
-                continue
-            found = MEMBER_KEY.match(text, at)
-            if found is None:
-                break
-            key = found.group(1)
-            if key == self.name_key:
-                break  # the name twice, or a name member the name's expression refused
+                named = True
+                start, end = found.span(1)
+                st.events.append((capture.role, start, end, capture.flags, capture.info))
+                st.commits += self.name_commits
+                end = found.end()
             elif key in values:
                 st.commits += 1  # the known member's commit, after its key
-                at = found.end()
-                string = self.strings.get(key)
+                at = member.end()
+                string = strings.get(key)
                 if string is not None and (found := STRING.match(text, at)) is not None:
                     # StringCapture.match's step, in the choice's place: two frames less
                     end = found.end()
@@ -271,15 +266,12 @@ class MemberLoop(StandsFor):
                 else:
                     end = values[key].match(st, at)
             else:
-                end = self.other.match(st, at)
-            found = AFTER_MEMBER.match(text, end) if end >= 0 else None
-            if found is None:
+                end = self.other.match(st, member.start(1) - 1)
+            if end < 0:
                 break
-            if found.group(1):  # the closing brace
-                if named:
-                    return found.end()
-                break
-            at = found.end()
+            member = NEXT_KEY.match(text, end)
+            if member is not None and member.group(1) is None and named:  # the closing brace
+                return member.end()
         del st.events[events:]  # the general sequence decides, from the start
         st.commits = commits
         return self.sequence.match(st, pos)
