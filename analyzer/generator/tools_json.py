@@ -270,7 +270,7 @@ class MemberLoop(StandsFor):
             if end < 0:
                 break
             member = NEXT_KEY.match(text, end)
-            if member is not None and member.group(1) is None and named:  # the closing brace
+            if member is not None and member.lastindex is None and named:  # the brace
                 return member.end()
         del st.events[events:]  # the general sequence decides, from the start
         st.commits = commits
@@ -483,7 +483,7 @@ class CallArray(StandsFor):
                 break
             events.append((Role.TOOL_CLOSE, end, end, 0, None))
             found = AFTER_CALL.match(text, end)
-            if found is not None and found.group(1):  # the array's `]`
+            if found is not None and found.lastindex:  # the array's `]` (group 1)
                 return self.rest.match(st, found.end())
         del events[before:]  # the general sequence decides, from the start
         st.commits = commits
