@@ -49,11 +49,14 @@ Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
 # What `space` matches, possessive (a PEG leaf never gives back what it read).
 SPACES = "[ \t\r\n]*+"
 # One member's key up to its value (nothing escaped in the key).
-MEMBER_KEY = '"([^"\\\\]*)"' + SPACES + ":" + SPACES
+MEMBER_KEY = '"(?P<key>[^"\\\\]*)"' + SPACES + ":" + SPACES
 # The opening and the first member's key; after a member, the comma and the next key, or the
-# closing brace (group 1 the key, None at the brace or where no plain key follows).
+# closing brace (the group `key`: None at the brace, or where no plain key follows; it is the
+# last group only after a key). A value read by one regex is read with what follows it.
 FIRST_KEY = re.compile("\\{" + SPACES + "(?:" + MEMBER_KEY + ")?")
-NEXT_KEY = re.compile(SPACES + "(?:," + SPACES + MEMBER_KEY + "|\\})")
+AFTER_VALUE = SPACES + "(?:," + SPACES + MEMBER_KEY + "|\\})"
+NEXT_KEY = re.compile(AFTER_VALUE)
+STRING_THEN_KEY = re.compile(f"(?>({STRING.pattern})){AFTER_VALUE}")
 # What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
 AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
 # Models swap these two names of the arguments member.
@@ -224,7 +227,8 @@ class MemberLoop(StandsFor):
         # general sequence reads the name member.
         read = self.name if isinstance(self.name, NameMember) else None
         by_key = read is not None and read.prefix()[0].startswith(f'"{name.key}"')
-        self.name_read = (read.pattern, read.capture) if read is not None and by_key else None
+        self.name_read = ((re.compile(f"(?>{read.pattern.pattern}){AFTER_VALUE}"), read.capture)
+                          if read is not None and by_key and read.pattern.groups == 1 else None)
         self.values = values
         # Values whose first reading is one JSON string capture (a call id): where a string
         # is there, matched and recorded here as that capture would, the rest not tried.
@@ -239,38 +243,37 @@ class MemberLoop(StandsFor):
         text, values, name_read, strings = st.text, self.values, self.name_read, self.strings
         member = FIRST_KEY.match(text, pos)
         named = False
-        # Each member from its key: its value, then `,` and the next key, or `}`.
-        while member is not None and (key := member.group(1)) is not None:
+        # Each member from its key: its value, then `,` and the next key, or `}` (a value
+        # read by a regex is read with what follows it, by one).
+        while member is not None and (key := member.group("key")) is not None:
             if key == self.name_key:
                 # The name member, read by its own regex from its key (the name twice, or a
                 # name its regex refuses: the general sequence decides).
                 if named or name_read is None:
                     break
                 pattern, capture = name_read
-                found = pattern.match(text, member.start(1) - 1)
-                if found is None:
+                member = pattern.match(text, member.start("key") - 1)
+                if member is None:
                     break
                 named = True
-                start, end = found.span(1)
+                start, end = member.span(1)
                 st.events.append((capture.role, start, end, capture.flags, capture.info))
                 st.commits += self.name_commits
-                end = found.end()
             elif key in values:
                 st.commits += 1  # the known member's commit, after its key
                 at = member.end()
                 string = strings.get(key)
-                if string is not None and (found := STRING.match(text, at)) is not None:
+                if string is not None and (found := STRING_THEN_KEY.match(text, at)) is not None:
                     # StringCapture.match's step, in the choice's place: two frames less
-                    end = found.end()
-                    st.events.append((string.role, at, end, string.flags, string.info))
+                    st.events.append((string.role, at, found.end(1), string.flags, string.info))
+                    member = found
                 else:
                     end = values[key].match(st, at)
+                    member = NEXT_KEY.match(text, end) if end >= 0 else None
             else:
-                end = self.other.match(st, member.start(1) - 1)
-            if end < 0:
-                break
-            member = NEXT_KEY.match(text, end)
-            if member is not None and member.lastindex is None and named:  # the brace
+                end = self.other.match(st, member.start("key") - 1)
+                member = NEXT_KEY.match(text, end) if end >= 0 else None
+            if member is not None and member.lastgroup is None and named:  # the brace
                 return member.end()
         del st.events[events:]  # the general sequence decides, from the start
         st.commits = commits
