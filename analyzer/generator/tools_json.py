@@ -206,9 +206,10 @@ def plain_key(key: str) -> bool:
 
 class MemberLoop(StandsFor):
     """A call object (`{` members with the name member among them `}`) read, in a whole parse
-    that records no failures, by one loop: each key by one regex, its value by the member's
-    own value expression (the name member, a known key's value after its commit, or the
-    other-key member from its key), the comma or the closing brace by another. It stands
+    that records no failures, by one loop: the opening and first key by one regex, each value
+    by the member's own value expression (the name member's regex, a known key's value after
+    its commit, or the other-key member from its key), the comma and the next key, or the
+    closing brace, by another (by the same one after a value a regex reads). It stands
     for the object's general sequence, which matches the same members in the same order
     (the loop before the name ends at the name's key, the loop after it at `}`); any key it
     does not settle (escaped, the name twice or missing, a value that fails, a stray
@@ -511,7 +512,6 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     if per_call_start:  # more calls inside one per-call wrapper, `;` or newline apart
         unit += p.zero_or_more(side_by_side(r"[ \t]*;\s*|[ \t]*\n\s*", obj) + call)
     unit += closing(fmt.per_call_end)
-    section_start = fmt.section_start.strip()
     if fmt.tools_array_wrapped:
         comma = p.space() + p.literal(",") + p.space()
         body = p.literal("[") + p.space() + unit + p.zero_or_more(lead_run(comma + unit))
@@ -524,9 +524,10 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
             between = p.choice(side_by_side(r"\s*;\s*", obj), between)
         body = unit + p.zero_or_more(between + unit)
         head = lit(per_call_start) + p.space() + obj.head
-    section = lit(section_start) + p.space() + body + closing(fmt.section_end)
+    section_start, ending = fmt.section_start.strip(), closing(fmt.section_end)
+    section = lit(section_start) + p.space() + body + ending
     if fmt.tools_array_wrapped and not per_call_start and not fmt.per_call_end.strip():
-        section = CallArray(section, section_start, obj.whole, closing(fmt.section_end))
+        section = CallArray(section, section_start, obj.whole, ending)
     head = lit(section_start) + p.space() + head
     first = section_start or per_call_start or ("[" if fmt.tools_array_wrapped else "{")
     return CallGrammar((first,), read_at_once(head), section)
