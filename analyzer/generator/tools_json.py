@@ -27,9 +27,11 @@ from analyzer.generator.build import (
     read_at_once,
 )
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.peg.captures import Capture
-from analyzer.peg.expressions import Choice, Commit, Repeat
+from analyzer.peg.captures import Capture, StringCapture
+from analyzer.peg.expressions import SEQUENCE_LEVEL, Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
+from analyzer.peg.json_values import STRING
+from analyzer.peg.roles import Role
 from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
 
@@ -46,11 +48,17 @@ class Member:
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
 # What `space` matches, possessive (a PEG leaf never gives back what it read).
 SPACES = "[ \t\r\n]*+"
-# A call object's opening, one member's key up to its value (nothing escaped in the key),
-# and what follows a member: the comma and the whitespace after it, or the closing brace.
-OPENING = re.compile("\\{" + SPACES)
-MEMBER_KEY = re.compile('"([^"\\\\]*)"' + SPACES + ":" + SPACES)
-AFTER_MEMBER = re.compile(SPACES + "(?:," + SPACES + "|(\\}))")
+# One member's key up to its value (nothing escaped in the key).
+MEMBER_KEY = '"(?P<key>[^"\\\\]*)"' + SPACES + ":" + SPACES
+# The opening and the first member's key; after a member, the comma and the next key, or the
+# closing brace (the group `key`: None at the brace, or where no plain key follows; it is the
+# last group only after a key). A value read by one regex is read with what follows it.
+FIRST_KEY = re.compile("\\{" + SPACES + "(?:" + MEMBER_KEY + ")?")
+AFTER_VALUE = SPACES + "(?:," + SPACES + MEMBER_KEY + "|\\})"
+NEXT_KEY = re.compile(AFTER_VALUE)
+STRING_THEN_KEY = re.compile(f"(?>({STRING.pattern})){AFTER_VALUE}")
+# What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
+AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
 # The group of the name member's regex that holds the captured name (its only group).
 NAME_GROUP = "name"
 # Models swap these two names of the arguments member.
@@ -200,66 +208,76 @@ def plain_key(key: str) -> bool:
 
 class MemberLoop(StandsFor):
     """A call object (`{` members with the name member among them `}`) read, in a whole parse
-    that records no failures, by one loop: each key by one regex, its value by the member's
-    own value expression (the name member, a known key's value after its commit, or the
-    other-key member from its key), the comma or the closing brace by another. It stands
+    that records no failures, by one loop: the opening and first key by one regex, each value
+    by the member's own value expression (the name member's regex, a known key's value after
+    its commit, or the other-key member from its key), the comma and the next key, or the
+    closing brace, by another (by the same one after a value a regex reads). It stands
     for the object's general sequence, which matches the same members in the same order
     (the loop before the name ends at the name's key, the loop after it at `}`); any key it
     does not settle (escaped, the name twice or missing, a value that fails, a stray
     character) runs that sequence from the start instead. Streams and traces run it always."""
 
-    __slots__ = ("sequence", "name_key", "name", "name_commits", "name_by_regex", "values",
-                 "other")
+    __slots__ = ("sequence", "name_key", "name", "name_commits", "name_read",
+                 "values", "strings", "other")
 
     def __init__(self, sequence: p.Expr, name: Member, values: dict[str, p.Expr],
                  other: p.Expr) -> None:
         self.sequence = sequence
         self.name_key = name.key
         self.name, self.name_commits = without_last_commits(name.whole)
-        self.name_by_regex = isinstance(self.name, NameMember)
+        # The name member's one regex (NameMember), matched here from the name's key as
+        # it matches it (it begins with that key: nowhere else can it match); None: the
+        # general sequence reads the name member.
+        read = self.name if isinstance(self.name, NameMember) else None
+        by_key = read is not None and read.prefix()[0].startswith(f'"{name.key}"')
+        self.name_read = ((re.compile(f"(?>{read.pattern.pattern}){AFTER_VALUE}"), read.capture)
+                          if read is not None and by_key and read.pattern.groups == 1 else None)
         self.values = values
+        # Values whose first reading is one JSON string capture (a call id): where a string
+        # is there, matched and recorded here as that capture would, the rest not tried.
+        self.strings = {key: first for key, value in values.items()
+                        if (first := first_string(value)) is not None}
         self.other = other
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
             return self.sequence.match(st, pos)
         events, commits = len(st.events), st.commits
-        text, values = st.text, self.values
-        found = OPENING.match(text, pos)
-        at, named = (found.end(), False) if found is not None else (-1, True)
-        while at >= 0:  # each member: its key, its value, then `,` or `}`
-            # The name member, usually first, is tried before its key is read on its own
-            # (where one regex reads it: a failed try records nothing).
-            end = FAIL if named or not self.name_by_regex else self.name.match(st, at)
-            if end >= 0:
-                named = True
-                st.commits += self.name_commits
-                found = AFTER_MEMBER.match(text, end)
-                if found is None:
-                    break
-                if found.group(1):
-                    return found.end()
-                at = found.end()
-                continue
-            found = MEMBER_KEY.match(text, at)
-            if found is None:
-                break
-            key = found.group(1)
+        text, values, name_read, strings = st.text, self.values, self.name_read, self.strings
+        member = FIRST_KEY.match(text, pos)
+        named = False
+        # Each member from its key: its value, then `,` and the next key, or `}` (a value
+        # read by a regex is read with what follows it, by one).
+        while member is not None and (key := member.group("key")) is not None:
             if key == self.name_key:
-                break  # the name twice, or a name member the name's expression refused
+                # The name member, read by its own regex from its key (the name twice, or a
+                # name its regex refuses: the general sequence decides).
+                if named or name_read is None:
+                    break
+                pattern, capture = name_read
+                member = pattern.match(text, member.start("key") - 1)
+                if member is None:
+                    break
+                named = True
+                start, end = member.span(1)
+                st.events.append((capture.role, start, end, capture.flags, capture.info))
+                st.commits += self.name_commits
             elif key in values:
                 st.commits += 1  # the known member's commit, after its key
-                end = values[key].match(st, found.end())
+                at = member.end()
+                string = strings.get(key)
+                if string is not None and (found := STRING_THEN_KEY.match(text, at)) is not None:
+                    # StringCapture.match's step, in the choice's place: two frames less
+                    st.events.append((string.role, at, found.end(1), string.flags, string.info))
+                    member = found
+                else:
+                    end = values[key].match(st, at)
+                    member = NEXT_KEY.match(text, end) if end >= 0 else None
             else:
-                end = self.other.match(st, at)
-            found = AFTER_MEMBER.match(text, end) if end >= 0 else None
-            if found is None:
-                break
-            if found.group(1):  # the closing brace
-                if named:
-                    return found.end()
-                break
-            at = found.end()
+                end = self.other.match(st, member.start("key") - 1)
+                member = NEXT_KEY.match(text, end) if end >= 0 else None
+            if member is not None and member.lastgroup is None and named:  # the brace
+                return member.end()
         del st.events[events:]  # the general sequence decides, from the start
         st.commits = commits
         return self.sequence.match(st, pos)
@@ -270,6 +288,13 @@ class MemberLoop(StandsFor):
 
     def first_leaf(self) -> p.Expr | None:
         return self.sequence.first_leaf()
+
+
+def first_string(value: p.Expr) -> StringCapture | None:
+    """The JSON string capture a value's reading begins with, alone or as the first
+    alternative of a choice (where it matches, the value is that string), else None."""
+    first = value.alternatives[0] if isinstance(value, Choice) else value
+    return first if type(first) is StringCapture else None
 
 
 def without_last_commits(expr: p.Expr) -> tuple[p.Expr, int]:
@@ -432,6 +457,52 @@ def side_by_side(pattern: str, obj: Member) -> p.Expr:
     return SeparatorBeforeCall(pattern, obj.head)
 
 
+class CallArray(StandsFor):
+    """The calls of a JSON array (`marker [ call, call ]` and its closing marker), read in a
+    whole parse that records no failures by one loop: the opening by one regex, each call
+    object by its own expression with the call's open and close events recorded around it
+    (as its rule and tool capture would), the comma or `]` after it by another regex, then
+    the closing. It stands for the section's sequence, which reads the same calls the same
+    way; where a call or what follows it fails, that sequence runs from the start instead.
+    Streams and traces run it always."""
+
+    __slots__ = ("sequence", "opening", "call", "rest")
+    level = SEQUENCE_LEVEL  # read in dumps as the items of its sequence
+
+    def __init__(self, sequence: p.Expr, marker: str, call: p.Expr, rest: p.Expr) -> None:
+        self.sequence = sequence
+        self.opening = re.compile(re.escape(marker) + SPACES + "\\[" + SPACES)
+        self.call = call  # the call object, without its rule and tool capture
+        self.rest = rest  # the closing marker (or its noted absence)
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.general(st, pos)
+        text, events, call = st.text, st.events, self.call
+        found = self.opening.match(text, pos)
+        before, commits = len(events), st.commits
+        while found is not None:
+            at = found.end()
+            events.append((Role.TOOL_OPEN, at, at, 0, None))
+            end = call.match(st, at)
+            if end < 0:
+                break
+            events.append((Role.TOOL_CLOSE, end, end, 0, None))
+            found = AFTER_CALL.match(text, end)
+            if found is not None and found.lastindex:  # the array's `]` (group 1)
+                return self.rest.match(st, found.end())
+        del events[before:]  # the general sequence decides, from the start
+        st.commits = commits
+        return self.general(st, pos)
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.sequence
+
+    def first_leaf(self) -> p.Expr | None:
+        return self.sequence.first_leaf()
+
+
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a JSON_NATIVE template."""
     fmt = b.analysis.tools.format
@@ -455,8 +526,10 @@ def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
             between = p.choice(side_by_side(r"\s*;\s*", obj), between)
         body = unit + p.zero_or_more(between + unit)
         head = lit(per_call_start) + p.space() + obj.head
-    section_start = fmt.section_start.strip()
-    section = lit(section_start) + p.space() + body + closing(fmt.section_end)
+    section_start, ending = fmt.section_start.strip(), closing(fmt.section_end)
+    section = lit(section_start) + p.space() + body + ending
+    if fmt.tools_array_wrapped and not per_call_start and not fmt.per_call_end.strip():
+        section = CallArray(section, section_start, obj.whole, ending)
     head = lit(section_start) + p.space() + head
     first = section_start or per_call_start or ("[" if fmt.tools_array_wrapped else "{")
     return CallGrammar((first,), read_at_once(head), section)
