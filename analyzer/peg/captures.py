@@ -95,6 +95,9 @@ class Capture(Wrapper):
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
 
+    def outcome_on(self, rest: str) -> int:
+        return self.item.outcome_on(rest)  # what it records before, a hold keeps tentative
+
 
 class LiteralCapture(Capture):
     """A capture of one literal (a function or parameter name): matched and recorded in one

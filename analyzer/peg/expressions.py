@@ -27,6 +27,12 @@ from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 # the tables: two that build the same resume point at once keep one, and use both (equal).
 RESUMES_KEPT = 2048
 
+# What a partial match at the start of a text that is all the input must do (`Expr.outcome_on`):
+# wait for more (NEED, no commit), fail cleanly (FAIL, no commit), or either, or more.
+WAITS = 1
+FAILS = 0
+UNDECIDED = -1
+
 # Precedence levels for the readable dump: what needs parentheses where.
 CHOICE_LEVEL = 1
 SEQUENCE_LEVEL = 2
@@ -72,6 +78,13 @@ class Expr:
         before running out again (-1: the new text may decide something), and the leaf that
         would wait there (itself, or itself in its new state)."""
         return -1, self
+
+    def outcome_on(self, rest: str) -> int:
+        """Tell what a partial match at the start of rest, all the input there is, returns
+        without running it: WAITS (NEED, committing nothing), FAILS (FAIL, committing nothing),
+        or UNDECIDED (anything else, or not known). A held choice asks its alternatives, to
+        know it would wait where it did (`Choice.waiting_end`)."""
+        return UNDECIDED
 
     def may_fail(self, text: str, pos: int) -> bool:
         """Tell whether a match at pos of text, which more input will follow, may fail (False:
@@ -257,6 +270,19 @@ class Sequence(Expr):
 
     def first_leaf(self) -> Expr | None:
         return self.items[0].first_leaf()
+
+    def outcome_on(self, rest: str) -> int:
+        # Items that match exactly their prefix pass it, wait inside it or fail; the first
+        # other item decides.
+        for item in self.items:
+            lead, exact = item.prefix()
+            if not exact:
+                return item.outcome_on(rest)
+            if rest.startswith(lead):
+                rest = rest[len(lead):]
+            else:
+                return item.outcome_on(rest)
+        return UNDECIDED
 
     def opening_chars(self) -> frozenset[str] | None:
         # Leading whitespace and lookaheads consume nothing else: the first item that must
@@ -513,12 +539,48 @@ class Choice(Expr):
         return True
 
     def waiting_end(self, text: str, at: int) -> int:
-        # Still inside every prefix: the choice waits where it did.
+        # Inside every lead: it waits as itself (match() decides so first). Otherwise it waits
+        # where it did, nothing final, when the first alternative the held text does not rule
+        # out waits and so does a later one: the run holds the choice back at its start
+        # (`_hold_unless_decided`).
         rest = text[at:]
-        if self.leads is None or len(rest) >= self.shortest:
+        if self.leads is None:
             return -1
-        order = self.by_char.get(rest[0], self.unled) if rest else self.everything
-        return at if order and self._all_open(rest, order) else -1
+        if len(rest) < self.shortest:
+            order = self.by_char.get(rest[0], self.unled) if rest else self.everything
+            if order and self._all_open(rest, order):
+                return at
+        return at if rest and self._outcomes(rest)[:2] == [WAITS, WAITS] else -1
+
+    def outcome_on(self, rest: str) -> int:
+        if self.leads is None:
+            return UNDECIDED
+        if len(rest) < self.shortest:
+            order = self.by_char.get(rest[0], self.unled) if rest else self.everything
+            if order and self._all_open(rest, order):
+                return WAITS
+        if not rest:
+            return UNDECIDED
+        outcomes = self._outcomes(rest)
+        return outcomes[0] if outcomes else FAILS
+
+    def _outcomes(self, rest: str) -> list[int]:
+        """The outcomes on rest of the alternatives match() runs, in order, up to the second
+        that waits or the first undecided one (none: they all fail)."""
+        assert self.leads is not None
+        found = []
+        for index in self.by_char.get(rest[0], self.unled):
+            alternative, lead, _ = self.leads[index]
+            if lead and not rest.startswith(lead) and not (
+                    len(rest) < len(lead) and lead.startswith(rest)):
+                continue  # ruled out by its lead, not run
+            outcome = alternative.outcome_on(rest)
+            if outcome == FAILS:
+                continue
+            found.append(outcome)
+            if outcome == UNDECIDED or len(found) == 2:
+                break
+        return found
 
     def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
         """Find each alternative's literal prefix once, and index them by first character."""

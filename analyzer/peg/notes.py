@@ -79,6 +79,9 @@ class Noted(Wrapper):
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
 
+    def outcome_on(self, rest: str) -> int:
+        return self.item.outcome_on(rest)
+
 
 def shown(text: str) -> str:
     """Quote departing text on one line (`end of input` for nothing)."""

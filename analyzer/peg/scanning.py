@@ -11,7 +11,7 @@ import json
 import re
 from functools import lru_cache
 
-from analyzer.peg.expressions import SEQUENCE_LEVEL, Expr
+from analyzer.peg.expressions import FAILS, SEQUENCE_LEVEL, UNDECIDED, WAITS, Expr
 from analyzer.peg.state import FAIL, MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
@@ -61,6 +61,11 @@ class Literal(Expr):
 
     def describe(self) -> str:
         return quote(self.text)
+
+    def outcome_on(self, rest: str) -> int:
+        if rest.startswith(self.text):
+            return UNDECIDED  # it matches: what comes after decides
+        return WAITS if self.text.startswith(rest) else FAILS
 
     def prefix(self) -> tuple[str, bool]:
         return self.text, True
@@ -126,6 +131,9 @@ class Token(Literal):
 
     def with_space(self, before: bool, after: bool) -> Expr | None:
         return None  # already fused
+
+    def outcome_on(self, rest: str) -> int:
+        return UNDECIDED  # its whitespace makes it more than the literal
 
 
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
