@@ -17,9 +17,9 @@ from analyzer.peg.captures import LiteralCapture
 from analyzer.peg.expressions import (
     CHOICE_LEVEL,
     FAILS,
+    QUIET,
     SEQUENCE_LEVEL,
     UNDECIDED,
-    WAITS,
     Commit,
     Optional,
     Repeat,
@@ -124,7 +124,7 @@ class SpacedLiteral(p.Expr):
         rest = rest.lstrip(" \t\r\n")
         if rest.startswith(self.text):
             return UNDECIDED
-        return WAITS if self.text.startswith(rest) else FAILS
+        return QUIET if self.text.startswith(rest) else FAILS
 
     # What a whole parse asks before running it (a choice between a quoted and another
     # value skips it at the other's first character): it opens with whitespace or the
@@ -396,6 +396,9 @@ class LeadRun(StandsFor):
 
     def outcome_on(self, rest: str) -> int:
         return self.sequence.outcome_on(rest)  # a partial match runs the sequence
+
+    def passes_on(self, rest: str) -> int:
+        return self.sequence.passes_on(rest)
 
     @property
     def general_form(self) -> p.Expr:

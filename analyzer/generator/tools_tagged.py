@@ -33,7 +33,7 @@ from analyzer.generator.python_calls import is_python_call_list, python_argument
 from analyzer.generator.tools_json import EndsBefore, diverge
 from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
-from analyzer.peg.expressions import FAILS, UNDECIDED, WAITS
+from analyzer.peg.expressions import FAILS, QUIET, UNDECIDED
 from analyzer.peg.state import FAIL, MatchState
 
 # An argument name the schema does not declare: word characters, dots and dashes.
@@ -107,9 +107,9 @@ class UndeclaredArgument(p.Expr):
         # As match() reads it: inside the opening, or a name up to the end, it waits.
         opening = self.opening
         if not rest.startswith(opening):
-            return WAITS if opening.startswith(rest) else FAILS
+            return QUIET if opening.startswith(rest) else FAILS
         found = ARGUMENT_NAME.match(rest, len(opening))
-        return WAITS if (found.end() if found else len(opening)) == len(rest) else UNDECIDED
+        return QUIET if (found.end() if found else len(opening)) == len(rest) else UNDECIDED
 
     def prefix(self) -> tuple[str, bool]:
         return self.opening, False

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.peg.expressions import (
+    QUIET,
     RESUME_TABLES,
+    WAITS,
     Expr,
     Sequence,
     Wrapper,
@@ -96,7 +98,8 @@ class Capture(Wrapper):
         return self.item.prefix()
 
     def outcome_on(self, rest: str) -> int:
-        return self.item.outcome_on(rest)  # what it records before, a hold keeps tentative
+        outcome = self.item.outcome_on(rest)  # the part it records of a wait may be final
+        return WAITS if outcome == QUIET else outcome
 
 
 class LiteralCapture(Capture):

@@ -11,7 +11,7 @@ import json
 import re
 from functools import lru_cache
 
-from analyzer.peg.expressions import FAILS, SEQUENCE_LEVEL, UNDECIDED, WAITS, Expr
+from analyzer.peg.expressions import FAILS, QUIET, SEQUENCE_LEVEL, UNDECIDED, Expr
 from analyzer.peg.state import FAIL, MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
@@ -65,7 +65,7 @@ class Literal(Expr):
     def outcome_on(self, rest: str) -> int:
         if rest.startswith(self.text):
             return UNDECIDED  # it matches: what comes after decides
-        return WAITS if self.text.startswith(rest) else FAILS
+        return QUIET if self.text.startswith(rest) else FAILS
 
     def prefix(self) -> tuple[str, bool]:
         return self.text, True
@@ -134,6 +134,9 @@ class Token(Literal):
 
     def outcome_on(self, rest: str) -> int:
         return UNDECIDED  # its whitespace makes it more than the literal
+
+    def passes_on(self, rest: str) -> int:
+        return -1
 
 
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
@@ -261,6 +264,14 @@ class Space(Expr):
 
     def describe(self) -> str:
         return "space"
+
+    def outcome_on(self, rest: str) -> int:
+        # Whitespace up to the end: it waits for more, past it (nothing recorded).
+        return QUIET if not rest.lstrip(SPACE_CHARS) else UNDECIDED
+
+    def passes_on(self, rest: str) -> int:
+        size = len(rest) - len(rest.lstrip(SPACE_CHARS))
+        return size if size < len(rest) else -1
 
     def idle_at_end(self) -> bool:
         return True
