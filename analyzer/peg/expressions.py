@@ -742,6 +742,9 @@ class Optional(Expr):
         return QUIET if outcome >= WAITS else UNDECIDED
 
     def passes_on(self, rest: str) -> int:
+        passed = self.item.passes_on(rest)
+        if passed >= 0:
+            return passed
         return 0 if self.item.outcome_on(rest) == FAILS else -1
 
     def _find_opening(self) -> Opening:
@@ -1030,6 +1033,24 @@ class Rule(Expr):
 
     def describe(self) -> str:
         return self.name
+
+    def outcome_on(self, rest: str) -> int:
+        if self.body is None or self.visiting:
+            return UNDECIDED  # a rule met again inside itself: not followed
+        self.visiting = True
+        try:
+            return self.body.outcome_on(rest)
+        finally:
+            self.visiting = False
+
+    def passes_on(self, rest: str) -> int:
+        if self.body is None or self.visiting:
+            return -1
+        self.visiting = True
+        try:
+            return self.body.passes_on(rest)
+        finally:
+            self.visiting = False
 
     def children(self) -> tuple[Expr, ...]:
         return (self.body,) if self.body is not None else ()

@@ -133,10 +133,28 @@ class Token(Literal):
         return None  # already fused
 
     def outcome_on(self, rest: str) -> int:
-        return UNDECIDED  # its whitespace makes it more than the literal
+        # As match() reads: whitespace up to the end, or less than the literal after what it
+        # takes of it, waits; the literal then whitespace up to the end waits in that.
+        text = rest.lstrip(SPACE_CHARS) if self.before else rest
+        if not text and self.before:
+            return QUIET
+        if not text.startswith(self.text):
+            return QUIET if self.text.startswith(text) else FAILS
+        after = text[self.size :]
+        if self.after is not None and not after.lstrip(SPACE_CHARS):
+            return QUIET
+        return UNDECIDED
 
     def passes_on(self, rest: str) -> int:
-        return -1
+        text = rest.lstrip(SPACE_CHARS) if self.before else rest
+        if not text.startswith(self.text):
+            return -1
+        after = text[self.size :]
+        if self.after is not None:
+            after = after.lstrip(SPACE_CHARS)
+            if not after:
+                return -1  # it waits for more whitespace
+        return len(rest) - len(after)
 
 
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
