@@ -13,9 +13,6 @@ class AlwaysRuns(StreamParser):
     def _steady(self, state: Any) -> None:
         return None
 
-    def _waits_quietly(self, buffer: str) -> bool:
-        return False
-
 
 class CountsSkips(StreamParser):
     """A stream that counts the chunks it answered without running the grammar."""

@@ -16,10 +16,7 @@ from analyzer.parsing.options import ParseOptions
 from analyzer.peg.captures import LiteralCapture
 from analyzer.peg.expressions import (
     CHOICE_LEVEL,
-    FAILS,
-    QUIET,
     SEQUENCE_LEVEL,
-    UNDECIDED,
     Commit,
     Optional,
     Repeat,
@@ -119,12 +116,6 @@ class SpacedLiteral(p.Expr):
 
     def describe(self) -> str:
         return "space " + json.dumps(self.text, ensure_ascii=False)
-
-    def outcome_on(self, rest: str) -> int:
-        rest = rest.lstrip(" \t\r\n")
-        if rest.startswith(self.text):
-            return UNDECIDED
-        return QUIET if self.text.startswith(rest) else FAILS
 
     # What a whole parse asks before running it (a choice between a quoted and another
     # value skips it at the other's first character): it opens with whitespace or the
@@ -277,15 +268,6 @@ class Dispatch(StandsFor):
         del st.events[events:]
         return self.choice.match(st, pos)
 
-    def outcome_on(self, rest: str) -> int:
-        # As match() picks: the alternative the regex finds, else (or when it fails) the choice.
-        found = self.pattern.match(rest) if len(rest) > self.longest else None
-        if found is not None:
-            outcome = self.table[found.group()].outcome_on(rest)
-            if outcome != FAILS:
-                return outcome
-        return self.choice.outcome_on(rest)
-
     @property
     def general_form(self) -> p.Expr:
         return self.choice
@@ -317,9 +299,6 @@ class DispatchOrElse(StandsFor):
             if st.commits != commits:
                 return FAIL
         return self.choice.match(st, pos)
-
-    def outcome_on(self, rest: str) -> int:
-        return self.choice.outcome_on(rest)  # a partial match runs the choice
 
     @property
     def general_form(self) -> p.Expr:
@@ -393,12 +372,6 @@ class LeadRun(StandsFor):
             if pos < 0:
                 return pos
         return pos
-
-    def outcome_on(self, rest: str) -> int:
-        return self.sequence.outcome_on(rest)  # a partial match runs the sequence
-
-    def passes_on(self, rest: str) -> int:
-        return self.sequence.passes_on(rest)
 
     @property
     def general_form(self) -> p.Expr:

@@ -33,7 +33,6 @@ from analyzer.generator.python_calls import is_python_call_list, python_argument
 from analyzer.generator.tools_json import EndsBefore, diverge
 from analyzer.generator.values import UNDECLARED, argument_value
 from analyzer.model import CallIdPosition
-from analyzer.peg.expressions import FAILS, QUIET, UNDECIDED
 from analyzer.peg.state import FAIL, MatchState
 
 # An argument name the schema does not declare: word characters, dots and dashes.
@@ -102,14 +101,6 @@ class UndeclaredArgument(p.Expr):
 
     def describe(self) -> str:
         return "undeclared-argument"
-
-    def outcome_on(self, rest: str) -> int:
-        # As match() reads it: inside the opening, or a name up to the end, it waits.
-        opening = self.opening
-        if not rest.startswith(opening):
-            return QUIET if opening.startswith(rest) else FAILS
-        found = ARGUMENT_NAME.match(rest, len(opening))
-        return QUIET if (found.end() if found else len(opening)) == len(rest) else UNDECIDED
 
     def prefix(self) -> tuple[str, bool]:
         return self.opening, False

@@ -11,9 +11,7 @@ a scan up to markers reads on while no marker can begin). When it would wait whe
 with every event of the last run final, nothing changes; when the run resumed from the very
 expression it was given, in that leaf, with at most one capture up to where it waits, the
 capture stretches to the new end. The stream then produces that outcome without running the
-grammar; the events, and so the deltas, are the ones the run would have given. Where the
-leaf cannot tell, the resume point may: a run that would wait with nothing final
-(`Expr.outcome_on`, QUIET) is skipped too.
+grammar; the events, and so the deltas, are the ones the run would have given.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
-from analyzer.peg.expressions import QUIET, Scope, Sequence
+from analyzer.peg.expressions import Scope, Sequence
 from analyzer.peg.parser import matched
 from analyzer.peg.roles import CONTINUED, PARTIAL
 from analyzer.peg.state import NEED, Event, MatchState
@@ -116,21 +114,10 @@ class StreamParser:
                 elif end >= 0 and quiet.capture is not UNKNOWN:
                     deltas = self._stretched(quiet, end)
         if deltas is None:
-            if (quiet is None or quiet.head is None) and self._waits_quietly(buffer):
-                self.quiet = None
-                deltas = []
-            else:
-                deltas = self._advance(partial=True)
+            deltas = self._advance(partial=True)
         if watch.pending:
             watch.settle(final=False)
         return deltas
-
-    def _waits_quietly(self, buffer: str) -> bool:
-        """Tell whether a run from the resume point would wait with nothing final (no event,
-        so no delta), without running it (`Expr.outcome_on`): the text since the last run
-        holds a marker not complete yet (`\n<pa` then `rameter=attendee`), or a choice still
-        open. The next run starts from the same resume point, on the longer text."""
-        return not self.raw and self.expr.outcome_on(buffer) == QUIET
 
     def _read_on(self, quiet: Quiet, buffer: str) -> list[Delta] | None:
         """Let a leaf that moves read on from the head of the resume point, stretching its

@@ -12,9 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.peg.expressions import (
-    QUIET,
     RESUME_TABLES,
-    WAITS,
     Expr,
     Sequence,
     Wrapper,
@@ -96,10 +94,6 @@ class Capture(Wrapper):
 
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
-
-    def outcome_on(self, rest: str) -> int:
-        outcome = self.item.outcome_on(rest)  # the part it records of a wait may be final
-        return WAITS if outcome == QUIET else outcome
 
 
 class LiteralCapture(Capture):

@@ -27,14 +27,6 @@ from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
 # the tables: two that build the same resume point at once keep one, and use both (equal).
 RESUMES_KEPT = 2048
 
-# What a partial match at the start of a text that is all the input must do (`Expr.outcome_on`):
-# wait for more (NEED, no commit), and with nothing it records final (QUIET: a stream's run
-# would give no event, so it need not run); fail cleanly (FAIL, no commit); or either, or more.
-QUIET = 2
-WAITS = 1
-FAILS = 0
-UNDECIDED = -1
-
 # Precedence levels for the readable dump: what needs parentheses where.
 CHOICE_LEVEL = 1
 SEQUENCE_LEVEL = 2
@@ -80,19 +72,6 @@ class Expr:
         before running out again (-1: the new text may decide something), and the leaf that
         would wait there (itself, or itself in its new state)."""
         return -1, self
-
-    def outcome_on(self, rest: str) -> int:
-        """Tell what a partial match at the start of rest, all the input there is, returns
-        without running it: WAITS (NEED, committing nothing), FAILS (FAIL, committing nothing),
-        or UNDECIDED (anything else, or not known). A held choice asks its alternatives, to
-        know it would wait where it did (`Choice.waiting_end`)."""
-        return UNDECIDED
-
-    def passes_on(self, rest: str) -> int:
-        """For a partial match at the start of rest (all the input): how much of it this
-        certainly matches, recording nothing and committing nothing (-1: not known). A
-        sequence asks its items, to find the one that decides its outcome_on."""
-        return len(self.prefix()[0]) if self.plain and rest.startswith(self.prefix()[0]) else -1
 
     def may_fail(self, text: str, pos: int) -> bool:
         """Tell whether a match at pos of text, which more input will follow, may fail (False:
@@ -278,33 +257,6 @@ class Sequence(Expr):
 
     def first_leaf(self) -> Expr | None:
         return self.items[0].first_leaf()
-
-    def outcome_on(self, rest: str) -> int:
-        # Items that certainly match pass (an item that matches exactly its prefix passes it
-        # too, but what it records may be final: the outcome is no longer quiet); the first
-        # other item decides.
-        quiet = True
-        for item in self.items:
-            size = item.passes_on(rest)
-            if size >= 0:
-                rest = rest[size:]
-                continue
-            lead, exact = item.prefix()
-            if not exact or not rest.startswith(lead):
-                outcome = item.outcome_on(rest)
-                return WAITS if outcome == QUIET and not quiet else outcome
-            rest = rest[len(lead):]
-            quiet = False
-        return UNDECIDED
-
-    def passes_on(self, rest: str) -> int:
-        passed = 0
-        for item in self.items:
-            size = item.passes_on(rest[passed:])
-            if size < 0:
-                return -1
-            passed += size
-        return passed
 
     def opening_chars(self) -> frozenset[str] | None:
         # Leading whitespace and lookaheads consume nothing else: the first item that must
@@ -561,56 +513,12 @@ class Choice(Expr):
         return True
 
     def waiting_end(self, text: str, at: int) -> int:
-        # Inside every lead: it waits as itself (match() decides so first). Otherwise it waits
-        # where it did, nothing final, when the first alternative the held text does not rule
-        # out waits and so does a later one: the run holds the choice back at its start
-        # (`_hold_unless_decided`).
+        # Still inside every prefix: the choice waits where it did.
         rest = text[at:]
-        if self.leads is None:
+        if self.leads is None or len(rest) >= self.shortest:
             return -1
-        if len(rest) < self.shortest:
-            order = self.by_char.get(rest[0], self.unled) if rest else self.everything
-            if order and self._all_open(rest, order):
-                return at
-        return at if rest and self._holds(self._outcomes(rest)) else -1
-
-    def outcome_on(self, rest: str) -> int:
-        if self.leads is None:
-            self._compute_leads()
-        if len(rest) < self.shortest:
-            order = self.by_char.get(rest[0], self.unled) if rest else self.everything
-            if order and self._all_open(rest, order):
-                return QUIET  # it waits as itself
-        if not rest:
-            return UNDECIDED
-        outcomes = self._outcomes(rest)
-        if not outcomes:
-            return FAILS
-        return QUIET if self._holds(outcomes) else outcomes[0]
-
-    @staticmethod
-    def _holds(outcomes: list[int]) -> bool:
-        """Tell whether the first alternative run waits and a later one may still match: the
-        choice is held back at its start, nothing inside final."""
-        return len(outcomes) == 2 and outcomes[0] >= WAITS and outcomes[1] >= WAITS
-
-    def _outcomes(self, rest: str) -> list[int]:
-        """The outcomes on rest of the alternatives match() runs, in order, up to the second
-        that waits or the first undecided one (none: they all fail)."""
-        assert self.leads is not None
-        found = []
-        for index in self.by_char.get(rest[0], self.unled):
-            alternative, lead, _ = self.leads[index]
-            if lead and not rest.startswith(lead) and not (
-                    len(rest) < len(lead) and lead.startswith(rest)):
-                continue  # ruled out by its lead, not run
-            outcome = alternative.outcome_on(rest)
-            if outcome == FAILS:
-                continue
-            found.append(outcome)
-            if outcome == UNDECIDED or len(found) == 2:
-                break
-        return found
+        order = self.by_char.get(rest[0], self.unled) if rest else self.everything
+        return at if order and self._all_open(rest, order) else -1
 
     def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
         """Find each alternative's literal prefix once, and index them by first character."""
@@ -737,16 +645,6 @@ class Optional(Expr):
         del st.events[events_at_start:]
         return FAIL if st.commits != commits else pos
 
-    def outcome_on(self, rest: str) -> int:
-        outcome = self.item.outcome_on(rest)  # waiting in it holds it back at its start
-        return QUIET if outcome >= WAITS else UNDECIDED
-
-    def passes_on(self, rest: str) -> int:
-        passed = self.item.passes_on(rest)
-        if passed >= 0:
-            return passed
-        return 0 if self.item.outcome_on(rest) == FAILS else -1
-
     def _find_opening(self) -> Opening:
         self.opening = opening_of(self.item)
         return self.opening
@@ -826,19 +724,6 @@ class Repeat(Expr):
     def _find_opening(self) -> Opening:
         self.opening = opening_of(self.item)
         return self.opening
-
-    def outcome_on(self, rest: str) -> int:
-        # The first item decides: waiting in it with none required holds the repetition
-        # back at its start (match()); failing it with none required matches nothing.
-        outcome = self.item.outcome_on(rest)
-        if self.most == 0:
-            return UNDECIDED
-        if self.least or outcome < WAITS:
-            return UNDECIDED if outcome == FAILS and not self.least else outcome
-        return QUIET
-
-    def passes_on(self, rest: str) -> int:
-        return 0 if not self.least and self.item.outcome_on(rest) == FAILS else -1
 
     def idle_at_end(self) -> bool:
         return self.least == 0 and not self.item.matches_at_end()  # see opening_of
@@ -1034,24 +919,6 @@ class Rule(Expr):
     def describe(self) -> str:
         return self.name
 
-    def outcome_on(self, rest: str) -> int:
-        if self.body is None or self.visiting:
-            return UNDECIDED  # a rule met again inside itself: not followed
-        self.visiting = True
-        try:
-            return self.body.outcome_on(rest)
-        finally:
-            self.visiting = False
-
-    def passes_on(self, rest: str) -> int:
-        if self.body is None or self.visiting:
-            return -1
-        self.visiting = True
-        try:
-            return self.body.passes_on(rest)
-        finally:
-            self.visiting = False
-
     def children(self) -> tuple[Expr, ...]:
         return (self.body,) if self.body is not None else ()
 
@@ -1127,12 +994,6 @@ class Scope(Expr):
 
     def describe(self) -> str:
         return f"scope({', '.join(self.names)})<{self.body.describe()}>"
-
-    def outcome_on(self, rest: str) -> int:
-        return self.body.outcome_on(rest)
-
-    def passes_on(self, rest: str) -> int:
-        return self.body.passes_on(rest)
 
     def children(self) -> tuple[Expr, ...]:
         return (self.body,)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.peg.errors import caret_context, line_and_column
-from analyzer.peg.expressions import QUIET, WAITS, Expr, Wrapper
+from analyzer.peg.expressions import Expr, Wrapper
 from analyzer.peg.roles import Role
 from analyzer.peg.state import FAIL, Event, MatchState
 
@@ -78,10 +78,6 @@ class Noted(Wrapper):
 
     def prefix(self) -> tuple[str, bool]:
         return self.item.prefix()
-
-    def outcome_on(self, rest: str) -> int:
-        outcome = self.item.outcome_on(rest)  # the note it records first may be final
-        return WAITS if outcome == QUIET else outcome
 
 
 def shown(text: str) -> str:

@@ -11,7 +11,7 @@ import json
 import re
 from functools import lru_cache
 
-from analyzer.peg.expressions import FAILS, QUIET, SEQUENCE_LEVEL, UNDECIDED, Expr
+from analyzer.peg.expressions import SEQUENCE_LEVEL, Expr
 from analyzer.peg.state import FAIL, MatchState
 
 SPACE = re.compile(r"[ \t\r\n]*")
@@ -61,11 +61,6 @@ class Literal(Expr):
 
     def describe(self) -> str:
         return quote(self.text)
-
-    def outcome_on(self, rest: str) -> int:
-        if rest.startswith(self.text):
-            return UNDECIDED  # it matches: what comes after decides
-        return QUIET if self.text.startswith(rest) else FAILS
 
     def prefix(self) -> tuple[str, bool]:
         return self.text, True
@@ -131,30 +126,6 @@ class Token(Literal):
 
     def with_space(self, before: bool, after: bool) -> Expr | None:
         return None  # already fused
-
-    def outcome_on(self, rest: str) -> int:
-        # As match() reads: whitespace up to the end, or less than the literal after what it
-        # takes of it, waits; the literal then whitespace up to the end waits in that.
-        text = rest.lstrip(SPACE_CHARS) if self.before else rest
-        if not text and self.before:
-            return QUIET
-        if not text.startswith(self.text):
-            return QUIET if self.text.startswith(text) else FAILS
-        after = text[self.size :]
-        if self.after is not None and not after.lstrip(SPACE_CHARS):
-            return QUIET
-        return UNDECIDED
-
-    def passes_on(self, rest: str) -> int:
-        text = rest.lstrip(SPACE_CHARS) if self.before else rest
-        if not text.startswith(self.text):
-            return -1
-        after = text[self.size :]
-        if self.after is not None:
-            after = after.lstrip(SPACE_CHARS)
-            if not after:
-                return -1  # it waits for more whitespace
-        return len(rest) - len(after)
 
 
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
@@ -282,14 +253,6 @@ class Space(Expr):
 
     def describe(self) -> str:
         return "space"
-
-    def outcome_on(self, rest: str) -> int:
-        # Whitespace up to the end: it waits for more, past it (nothing recorded).
-        return QUIET if not rest.lstrip(SPACE_CHARS) else UNDECIDED
-
-    def passes_on(self, rest: str) -> int:
-        size = len(rest) - len(rest.lstrip(SPACE_CHARS))
-        return size if size < len(rest) else -1
 
     def idle_at_end(self) -> bool:
         return True
