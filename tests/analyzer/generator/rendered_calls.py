@@ -3,6 +3,7 @@ each (verify's machinery), and a parse checked one-shot against chunked streams.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from analyzer import analyze, load_template_file
 from analyzer.analysis.pipeline import compiled
 from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
 from analyzer.generator import GeneratedParser, ParseReport, generate_parser
+from analyzer.generator.build import StandsFor
 from analyzer.model import Analysis
 from analyzer.parsing.message import Message
 from analyzer.parsing.stream import Delta, StreamParser, accumulate
@@ -82,3 +84,18 @@ def whole_outcome(start: Expr, text: str, traced: bool) -> tuple[int, list[Event
     st = MatchState(text, partial=False, traced=traced)
     end = start.match(st, 0)
     return end, (st.events if end != FAIL else [])
+
+
+def expressions_in(start: Expr) -> Iterator[Expr]:
+    """Every expression of a grammar, once each, shortcuts' general forms included."""
+    seen: set[int] = set()
+    pending = [start]
+    while pending:
+        expr = pending.pop()
+        if id(expr) in seen:
+            continue
+        seen.add(id(expr))
+        yield expr
+        pending.extend(expr.children())
+        if isinstance(expr, StandsFor):
+            pending.append(expr.general_form)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, template_paths, whole_outcome
+from rendered_calls import expressions_in, generated_call, template_paths, whole_outcome
 
 from analyzer.generator.tools_json import CallArray
 from analyzer.peg import Expr
@@ -29,17 +29,7 @@ EDITS = (
 
 def array_of(start: Expr) -> CallArray | None:
     """The grammar's call array, if its calls sit in one."""
-    seen: set[int] = set()
-    pending = [start]
-    while pending:
-        expr = pending.pop()
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
-        if isinstance(expr, CallArray):
-            return expr
-        pending.extend(expr.children())
-    return None
+    return next((e for e in expressions_in(start) if isinstance(e, CallArray)), None)
 
 
 def with_calls(output: str) -> str:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, template_paths, whole_outcome
+from rendered_calls import expressions_in, generated_call, template_paths, whole_outcome
 
 from analyzer import peg as p
 from analyzer.generator.build import (
@@ -52,17 +52,8 @@ def departures(output: str) -> list[str]:
 def shortcuts_in(start: Expr) -> bool:
     """Tell whether the grammar dispatches (its alternatives' whole-parse forms read their
     leads by one regex) or reads a lead by one regex."""
-    seen: set[int] = set()
-    pending = [start]
-    while pending:
-        expr = pending.pop()
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
-        if isinstance(expr, (Dispatch, DispatchOrElse, LeadRun)):
-            return True
-        pending.extend(expr.children())
-    return False
+    kinds = (Dispatch, DispatchOrElse, LeadRun)
+    return any(isinstance(expr, kinds) for expr in expressions_in(start))
 
 
 def general_outcome(start: Expr, text: str, monkeypatch: pytest.MonkeyPatch) -> object:

@@ -12,7 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import analysed, checked, generated_call, template_paths, whole_outcome
+from rendered_calls import (
+    analysed,
+    checked,
+    expressions_in,
+    generated_call,
+    template_paths,
+    whole_outcome,
+)
 
 from analyzer.generator import ParseReport
 from analyzer.generator.build import BreaksBefore, LeadRun
@@ -56,19 +63,7 @@ def cut(output: str) -> list[str]:
 
 def holds(start: Expr, kinds: tuple[type, ...]) -> set[type]:
     """The kinds of shortcut the grammar holds (walked through their general forms)."""
-    seen: set[int] = set()
-    found: set[type] = set()
-    pending = [start]
-    while pending:
-        expr = pending.pop()
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
-        found |= {kind for kind in kinds if type(expr) is kind}
-        pending.extend(expr.children())
-        if isinstance(expr, (LeadRun, BreaksBefore, MemberLoop)):
-            pending.append(expr.general_form)
-    return found
+    return {type(expr) for expr in expressions_in(start) if type(expr) in kinds}
 
 
 def reported_the_long_way(parser_start: Expr, tail: str, text: str) -> ParseReport:

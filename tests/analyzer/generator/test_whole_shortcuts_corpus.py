@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, template_paths, whole_outcome
+from rendered_calls import expressions_in, generated_call, template_paths, whole_outcome
 
 from analyzer.generator.arguments import ByFirstCharacter
 from analyzer.generator.tools_json import EndsBefore, MemberLoop, NameMember, SeparatorBeforeCall
@@ -57,18 +57,8 @@ def variants(output: str) -> list[str]:
 
 def uses_shortcuts(start: Expr) -> bool:
     """Tell whether the grammar holds an expression with a whole-parse shortcut."""
-    seen: set[int] = set()
-    pending = [start]
-    while pending:
-        expr = pending.pop()
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
-        if isinstance(expr, (EndsBefore, ByFirstCharacter, SeparatorBeforeCall, NameMember,
-                             MemberLoop)):
-            return True
-        pending.extend(expr.children())
-    return False
+    kinds = (EndsBefore, ByFirstCharacter, SeparatorBeforeCall, NameMember, MemberLoop)
+    return any(isinstance(expr, kinds) for expr in expressions_in(start))
 
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
