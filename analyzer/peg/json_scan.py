@@ -9,7 +9,7 @@ compiled regexes, so the Python loop runs once per token, not once per character
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # What the scanner expects next.
 VALUE, VALUE_OR_CLOSE, KEY, KEY_OR_CLOSE, COLON, COMMA_OR_CLOSE, DONE = range(7)
@@ -23,8 +23,10 @@ HEX_PREFIX = re.compile(r"[0-9a-fA-F]{0,4}")
 # A string's body up to its end or an escape that is not complete and valid (one regex call
 # reads every complete escape: a stream's chunk inside a string is one call).
 STRICT_BODY = re.compile(r'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*')
-PYTHON_BODY = {"'": re.compile(r"[^'\\]*(?:\\[\s\S][^'\\]*)*"),
-               '"': re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')}
+PYTHON_BODY = {
+    "'": re.compile(r"[^'\\]*(?:\\[\s\S][^'\\]*)*"),
+    '"': re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*'),
+}
 STRICT_WORDS = ("true", "false", "null")
 PYTHON_WORDS = ("true", "false", "null", "True", "False", "None")
 CLOSER = {"{": "}", "[": "]"}
@@ -38,8 +40,7 @@ EXPECTED = {
 }
 
 
-@dataclass(frozen=True)
-class ScanState:
+class ScanState(NamedTuple):
     """Where a scan stopped: open containers, what comes next, and the open string if any."""
 
     stack: str = ""
@@ -51,14 +52,19 @@ class ScanState:
 INITIAL = ScanState()
 
 
-@dataclass(frozen=True)
-class ScanOutcome:
+class ScanOutcome(NamedTuple):
     """COMPLETE (pos: end of value), INCOMPLETE (pos: where to resume), INVALID (pos: error)."""
 
     status: int
     pos: int
     state: ScanState
     expected: str = ""
+
+
+# States and outcomes are built by tuple.__new__ with every field given: a stream scans every
+# chunk that leaves a string (`JsonContinue.read_on`), and there a frozen dataclass (or a named
+# tuple's Python __new__) costs more than the scan's own regex calls.
+NEW = tuple.__new__
 
 
 def after_value(stack: str) -> int:
@@ -117,24 +123,26 @@ class Scanner:
                 return self._stop(status, pos, state, final)
             expect = COLON if state.in_key else after_value(stack)
             if expect == DONE:
-                return ScanOutcome(COMPLETE, pos, INITIAL)
+                return NEW(ScanOutcome, (COMPLETE, pos, INITIAL, ""))
         while True:
             pos = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
             if pos >= len(text):
-                return self._stop(INCOMPLETE, pos, ScanState(stack, expect), final)
+                return self._stop(
+                    INCOMPLETE, pos, NEW(ScanState, (stack, expect, "", False)), final
+                )
             outcome = self._token(text, pos, stack, expect, final)
             if isinstance(outcome, ScanOutcome):
                 return outcome
             pos, stack, expect = outcome
             if expect == DONE:
-                return ScanOutcome(COMPLETE, pos, INITIAL)
+                return NEW(ScanOutcome, (COMPLETE, pos, INITIAL, ""))
 
     def _stop(self, status: int, pos: int, state: ScanState, final: bool) -> ScanOutcome:
         """Report where the scan stopped; at the very end an unfinished value is invalid."""
         if status == INCOMPLETE and final:
-            return ScanOutcome(INVALID, pos, state, "the rest of the JSON value")
+            return NEW(ScanOutcome, (INVALID, pos, state, "the rest of the JSON value"))
         expected = "a valid string character or escape" if state.quote else EXPECTED[state.expect]
-        return ScanOutcome(status, pos, state, expected)
+        return NEW(ScanOutcome, (status, pos, state, expected))
 
     def _token(
         self, text: str, pos: int, stack: str, expect: int, final: bool
@@ -165,7 +173,7 @@ class Scanner:
         status, end = scan_string(text, pos + 1, text[pos], self.python)
         if status == COMPLETE:
             return end, stack, COLON if in_key else after_value(stack)
-        state = ScanState(stack, expect, text[pos], in_key)
+        state = NEW(ScanState, (stack, expect, text[pos], in_key))
         return self._stop(status, end, state, final)
 
     def _value(
@@ -184,7 +192,9 @@ class Scanner:
                 return pos + len(word), stack, after_value(stack)
         tail = text[pos:]
         if not final and any(word.startswith(tail) for word in self.words):
-            return ScanOutcome(INCOMPLETE, pos, ScanState(stack, expect))
+            return NEW(
+                ScanOutcome, (INCOMPLETE, pos, NEW(ScanState, (stack, expect, "", False)), "")
+            )
         return self._invalid(pos, stack, expect)
 
     def _number(
@@ -192,7 +202,9 @@ class Scanner:
     ) -> ScanOutcome | tuple[int, str, int]:
         """Consume a number; one that touches the end may still grow."""
         if not final and NUMBER_PREFIX.match(text, pos).end() == len(text):  # type: ignore[union-attr]
-            return ScanOutcome(INCOMPLETE, pos, ScanState(stack, expect))
+            return NEW(
+                ScanOutcome, (INCOMPLETE, pos, NEW(ScanState, (stack, expect, "", False)), "")
+            )
         found = NUMBER.match(text, pos)
         if found is None:
             return self._invalid(pos, stack, expect)
@@ -200,7 +212,10 @@ class Scanner:
 
     def _invalid(self, pos: int, stack: str, expect: int) -> ScanOutcome:
         """Report an unexpected character."""
-        return ScanOutcome(INVALID, pos, ScanState(stack, expect), EXPECTED[expect])
+        return NEW(
+            ScanOutcome,
+            (INVALID, pos, NEW(ScanState, (stack, expect, "", False)), EXPECTED[expect]),
+        )
 
 
 STRICT = Scanner(python=False)

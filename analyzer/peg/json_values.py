@@ -109,7 +109,10 @@ class JsonContinue(Expr):
         if state.quote:  # inside a string, most chunks stay there: one regex, no new state
             body = PYTHON_BODY[state.quote] if self.python else STRICT_BODY
             end = body.match(text).end()  # type: ignore[union-attr]  # * always matches
-            if end == len(text):
+            size = len(text)
+            if end == size or (end == size - 1 and text[end] == "\\"):
+                # the scan would stop there too: at the end, or before a backslash whose
+                # escape is not known yet (a chunk of escaped code often ends in one)
                 return end, self
         outcome = (PYTHON if self.python else STRICT).scan(text, 0, state, final=False)
         if outcome.status != INCOMPLETE:

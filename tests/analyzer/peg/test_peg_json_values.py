@@ -11,8 +11,23 @@ import pytest
 from analyzer import peg as p
 from analyzer.peg import PegParseError, Role
 from analyzer.peg.captures import Capture, StringCapture, capture_of
-from analyzer.peg.json_scan import COMPLETE, INCOMPLETE, INITIAL, INVALID, PYTHON, STRICT
-from analyzer.peg.json_values import PYTHON_TOKEN, PYTHON_WORDS, RAW_CONTROLS, STRING, JsonString
+from analyzer.peg.json_scan import (
+    COMPLETE,
+    INCOMPLETE,
+    INITIAL,
+    INVALID,
+    PYTHON,
+    STRICT,
+    ScanState,
+)
+from analyzer.peg.json_values import (
+    PYTHON_TOKEN,
+    PYTHON_WORDS,
+    RAW_CONTROLS,
+    STRING,
+    JsonContinue,
+    JsonString,
+)
 from analyzer.peg.state import MatchState
 
 
@@ -159,3 +174,39 @@ def test_a_captured_json_string_matches_as_its_capture_would(text: str) -> None:
             assert (states[0].fail_pos, states[0].expected) == (states[1].fail_pos,
                                                                 states[1].expected)
             assert states[0].need_end == states[1].need_end
+
+
+# Values with escapes of every kind, cut anywhere: a stream's chunk may end inside an escape
+# (a lone backslash, half a \u escape), after one, or in a key, a number or a word.
+READ_ON_VALUES = (
+    (
+        False,
+        '{"code": "print(\\"a\\\\b\\")\\n\\t\\u00e9\\ud83d\\ude00", "n": [12, -3.5e2], "ok": true}',
+    ),
+    (False, '{"bad": "x\\qy", "ctl": "a\x01b"}'),
+    (True, "{'code': 'it\\'s \\\\ \"q\"', 'n': [1, None], \"b\": False}"),
+)
+
+
+def scanned_on(python: bool, state: ScanState, text: str) -> tuple[int, ScanState | None]:
+    """What a run would do from state over text: where it resumes and in what state."""
+    outcome = (PYTHON if python else STRICT).scan(text, 0, state, final=False)
+    return (outcome.pos, outcome.state) if outcome.status == INCOMPLETE else (-1, None)
+
+
+@pytest.mark.parametrize(("python", "value"), READ_ON_VALUES)
+def test_a_json_value_read_on_stops_where_its_scan_would(python: bool, value: str) -> None:
+    for cut in range(1, len(value)):
+        outcome = (PYTHON if python else STRICT).scan(value[:cut], 0, INITIAL, final=False)
+        if outcome.status != INCOMPLETE:
+            continue
+        leaf = JsonContinue(python, outcome.state)
+        rest = value[outcome.pos :]
+        for end in range(len(rest) + 1):
+            text = rest[:end]
+            at, moved = leaf.read_on(text)
+            want_at, want_state = scanned_on(python, outcome.state, text)
+            assert at == want_at, (value[:cut], text)
+            if at >= 0:
+                assert isinstance(moved, JsonContinue) and moved.state == want_state
+                assert (moved is leaf) == (want_state == outcome.state), (value[:cut], text)
