@@ -422,8 +422,12 @@ class DispatchOrElse(StandsFor):
         self.otherwise = otherwise
 
     def match(self, st: MatchState, pos: int) -> int:
-        if st.partial or st.fail_pos != UNTRACED:
-            return self.general(st, pos)
+        if st.partial or st.fail_pos != UNTRACED:  # general(), inlined: a held argument
+            choice = self.choice  # runs this on every chunk
+            end = choice.match(st, pos)
+            if end == NEED and st.resume is choice:
+                st.resume = self
+            return end
         found = self.dispatch.pattern.match(st.text, pos)
         if found is None:
             # No alternative's literal beginning is here: each would fail cleanly (as the

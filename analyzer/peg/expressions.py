@@ -425,14 +425,15 @@ class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
     __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared",
-                 "shortest", "by_start", "unstarted", "at_end", "narrowed")
+                 "shortest", "by_start", "unstarted", "at_end", "narrowed", "later")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
         self.alternatives = alternatives
-        # (alternative, its literal prefix, what a trace says is expected): computed at first
-        # use, because rule bodies may be defined after the choice is built.
-        self.leads: tuple[tuple[Expr, str, str], ...] | None = None
+        # (alternative, its literal prefix, what a trace says is expected, the prefix's
+        # length): computed at first use, because rule bodies may be defined after the
+        # choice is built.
+        self.leads: tuple[tuple[Expr, str, str, int], ...] | None = None
         # The alternatives (indices) worth trying before each character: those whose prefix
         # starts with it, and those without a prefix (`unled`, before any other character).
         self.by_char: dict[str, tuple[int, ...]] = {}
@@ -451,6 +452,9 @@ class Choice(Expr):
         # keep: built (and their leads found) once, the same object for every run that
         # narrows it so.
         self.narrowed: dict[tuple[int, ...], Choice] = {}
+        # After each alternative, the ones a held run asks whether they may still match:
+        # (index, alternative, literal prefix, its length), found with the leads.
+        self.later: tuple[tuple[tuple[int, Expr, str, int], ...], ...] = ()
 
     def match(self, st: MatchState, pos: int) -> int:
         leads = self.leads or self._compute_leads()
@@ -480,12 +484,12 @@ class Choice(Expr):
             st.unsafe_from = min(st.unsafe_from, events_at_start)
             return NEED
         for index in order:
-            alternative, lead, expected = leads[index]
+            alternative, lead, expected, size = leads[index]
             if lead:
                 if text.startswith(lead, pos):
                     if alternative.plain:
-                        return pos + len(lead)
-                elif not (st.partial and st.n - pos < len(lead) and lead.startswith(text[pos:])):
+                        return pos + size
+                elif not (st.partial and st.n - pos < size and lead.startswith(text[pos:])):
                     if pos >= st.fail_pos:
                         st.fail(pos, expected)
                     continue
@@ -506,9 +510,10 @@ class Choice(Expr):
         """Tell whether rest is shorter than, and begins, the prefix of every alternative in
         order."""
         assert self.leads is not None
+        size = len(rest)
         for index in order:
-            lead = self.leads[index][1]
-            if len(rest) >= len(lead) or not lead.startswith(rest):
+            _, lead, _, lead_size = self.leads[index]
+            if size >= lead_size or not lead.startswith(rest):
                 return False
         return True
 
@@ -520,7 +525,7 @@ class Choice(Expr):
         order = self.by_char.get(rest[0], self.unled) if rest else self.everything
         return at if order and self._all_open(rest, order) else -1
 
-    def _compute_leads(self) -> tuple[tuple[Expr, str, str], ...]:
+    def _compute_leads(self) -> tuple[tuple[Expr, str, str, int], ...]:
         """Find each alternative's literal prefix once, and index them by first character."""
         leads = [(alt, alt.prefix()[0]) for alt in self.alternatives]
         self.shortest = min(len(lead) for _, lead in leads)
@@ -532,7 +537,10 @@ class Choice(Expr):
         firsts = {id(alt.first_leaf()): alt.first_leaf() for alt in self.alternatives}
         self.shared = next(iter(firsts.values())) if len(firsts) == 1 else None
         self._index_openings()
-        self.leads = tuple((alt, lead, f"`{lead}`") for alt, lead in leads)
+        self.later = tuple(tuple((at, alt, lead, len(lead)) for at, (alt, lead)
+                                 in enumerate(leads) if at > index)
+                           for index in range(len(leads)))
+        self.leads = tuple((alt, lead, f"`{lead}`", len(lead)) for alt, lead in leads)
         return self.leads
 
     def _index_openings(self) -> None:
@@ -549,18 +557,21 @@ class Choice(Expr):
 
         A later alternative whose literal prefix the text already contradicts is out without
         running it (a stream asks this again on every chunk while the choice is open)."""
-        assert self.leads is not None  # match() computed them
         text, left = st.text, st.n - pos
         # An input that ends inside an alternative's literal prefix cannot fail it yet: only
-        # the others are run to see.
+        # the others are run to see. (A held run is partial: the text may go on.)
         later = []
-        for at, (alt, lead, _) in enumerate(self.leads[index + 1 :], index + 1):
+        rest = None
+        for at, alt, lead, size in self.later[index]:
             if not lead or text.startswith(lead, pos):
                 if _may_match(alt, st, pos):
                     later.append(at)
-            elif st.partial and left < len(lead) and lead.startswith(text[pos:]):
-                later.append(at)
-                st.shaky = True  # more text may contradict its prefix
+            elif st.partial and left < size:
+                if rest is None:
+                    rest = text[pos:]
+                if lead.startswith(rest):
+                    later.append(at)
+                    st.shaky = True  # more text may contradict its prefix
         if later and index == 0 and len(later) == len(self.alternatives) - 1:
             st.hold_back(self, pos, events)  # all still open: the same choice (a stream's
             # resume point then stays the same object, and nothing around it is rebuilt)

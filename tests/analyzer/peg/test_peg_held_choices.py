@@ -1,0 +1,61 @@
+"""A choice held open on partial input (Choice._hold_unless_decided): the run resumes from the
+alternatives the text has not ruled out, in their order, and says when more text may still
+rule one out (`MatchState.shaky`); a dispatch's choice held so resumes as the dispatch.
+
+The alternatives after the one that waits are found once per choice (Choice.later): these
+pin down which of them a held run asks, whatever their position."""
+
+from __future__ import annotations
+
+from analyzer import peg as p
+from analyzer.generator.build import DispatchOrElse, or_else, one_of_leading
+from analyzer.peg.expressions import Choice
+from analyzer.peg.parser import run
+from analyzer.peg.state import MatchState
+
+
+def arguments() -> tuple[p.Expr, ...]:
+    """`<p=NAME>` arguments of known names, a shorter name's opening, and any name: the
+    shape of a tagged-argument choice (declared names, then an undeclared one)."""
+    value = p.content(p.until("</p>"))
+    return (p.literal("<p=alpha>") + value, p.literal("<p=beta>") + value,
+            p.literal("<p=alz>") + value, p.literal("<p=al") + p.regex("[a-z]+") + value)
+
+
+def held(expr: p.Expr, text: str) -> MatchState:
+    """The state a partial run over text leaves (it must wait for more)."""
+    outcome = run(expr, text, 0, partial=True)
+    assert outcome.needs_more
+    return outcome.state
+
+
+def test_a_held_choice_keeps_the_alternatives_the_text_has_not_ruled_out() -> None:
+    alpha, _, alz, al = alternatives = arguments()
+    state = held(p.choice(*alternatives), "<p=al")
+    # `<p=beta>` is out for good; `<p=alz>` is still open (shaky); `<p=al` ran and waits
+    assert isinstance(state.resume, Choice)
+    assert state.resume.alternatives == (alpha, alz, al)
+    assert state.shaky
+
+
+def test_a_held_choice_asks_the_last_alternative_too() -> None:
+    alpha, beta, alz, al = arguments()
+    choice = p.choice(alpha, beta, al)  # only the last, run, keeps it open
+    state = held(choice, "<p=alp")
+    assert isinstance(state.resume, Choice)
+    assert state.resume.alternatives == (alpha, al)
+    assert not held(p.choice(alpha, beta, alz), "<p=alp").shaky  # nothing else open: decided
+
+
+def test_a_choice_held_by_every_alternative_resumes_as_itself() -> None:
+    choice = p.choice(*arguments())
+    state = held(choice, "<p=")  # inside every literal prefix
+    assert state.resume is choice
+
+
+def test_a_dispatch_or_else_held_on_its_choice_resumes_as_itself() -> None:
+    alpha, beta, _, al = arguments()
+    either = or_else(one_of_leading([alpha, beta]), al)
+    assert isinstance(either, DispatchOrElse)
+    state = held(either, "<p=")  # every alternative still open: the choice holds itself
+    assert state.resume is either
