@@ -8,7 +8,7 @@ pin down which of them a held run asks, whatever their position."""
 from __future__ import annotations
 
 from analyzer import peg as p
-from analyzer.generator.build import DispatchOrElse, or_else, one_of_leading
+from analyzer.generator.build import DispatchOrElse, one_of_leading, or_else
 from analyzer.peg.expressions import Choice
 from analyzer.peg.parser import run
 from analyzer.peg.state import MatchState
