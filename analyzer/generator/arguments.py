@@ -10,7 +10,11 @@ noted as dropped, its raw text quoted in the deviation.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
+
+from msgspec import DecodeError, Raw
+from msgspec.json import Decoder
 
 from analyzer import peg as p
 from analyzer.peg.captures import Capture
@@ -18,6 +22,14 @@ from analyzer.peg.json_values import NO_VALUE, SCAN_ONCE, JsonString, JsonValue
 from analyzer.peg.state import UNTRACED, MatchState
 
 NOT_OBJECT = ("arguments_not_object", "a JSON object")
+
+# Checks that a text is one strict JSON value without building it (what the json scanner
+# spends most of an argument object's time on: its strings and dicts, thrown away).
+CHECK_JSON = Decoder(Raw).decode
+# Levels of nesting the check gives away to the scanner (which runs out of recursion two
+# levels before it, measured on Python 3.11; tests/.../test_whole_argument_ends_corpus.py).
+HEADROOM = 8
+OPEN_HEADROOM, CLOSE_HEADROOM = "[" * HEADROOM, "]" * HEADROOM
 
 
 class ObjectInString(JsonString):
@@ -40,12 +52,15 @@ class ByFirstCharacter(p.Expr):
     usual case, matched as if alone: it runs at every call, and a stream reads it as it
     comes), a string, or another value."""
 
-    __slots__ = ("obj", "string", "other", "decoded_event")
+    __slots__ = ("obj", "string", "other", "decoded_event", "follower")
 
-    def __init__(self, obj: p.Expr, string: p.Expr, other: p.Expr) -> None:
+    def __init__(self, obj: p.Expr, string: p.Expr, other: p.Expr, follower: str = "") -> None:
         self.obj = obj
         self.string = string
         self.other = other
+        # The marker the template writes after the arguments, if any: where a whole parse
+        # first looks for the object's end (see object_end).
+        self.follower = follower
         # For an object captured as one strict JSON value: the event's role, flags and info,
         # so a whole parse that records no failures decodes it here (what the capture and
         # the value would do, two calls fewer at every call).
@@ -58,10 +73,12 @@ class ByFirstCharacter(p.Expr):
         if first == "{":
             if self.decoded_event is None or st.partial or st.fail_pos != UNTRACED:
                 return self.obj.match(st, pos)  # a stream, or a trace: the general path
-            try:
-                end = SCAN_ONCE(st.text, pos)[1]
-            except NO_VALUE:
-                return self.obj.match(st, pos)  # the scanner says where and what
+            end = object_end(st.text, pos, self.follower) if self.follower else -1
+            if end < 0:
+                try:
+                    end = SCAN_ONCE(st.text, pos)[1]
+                except NO_VALUE:
+                    return self.obj.match(st, pos)  # the scanner says where and what
             role, flags, info = self.decoded_event
             st.events.append((role, pos, end, flags, info))
             return end
@@ -72,6 +89,30 @@ class ByFirstCharacter(p.Expr):
 
     def children(self) -> tuple[p.Expr, ...]:
         return (self.obj, self.string, self.other)
+
+
+def object_end(text: str, pos: int, follower: str) -> int:
+    """Return the end of the JSON object at pos where it runs up to the next follower, with
+    whitespace or not between, and the json scanner would read it so (-1 where not so).
+
+    An object's text ends at its closing brace: no longer text is one object too, so a text
+    the strict check accepts is exactly what the scanner reads from pos. The check accepts
+    less than the scanner (no NaN, no lone surrogate), never more, but for what the length
+    checks leave out: integers longer than Python converts, nesting deeper than it recurses."""
+    at = text.find(follower, pos)
+    if at < 0:
+        return -1
+    span = text[pos:at].rstrip(" \t\n\r")  # the scanner's whitespace
+    size, digits = len(span), sys.get_int_max_str_digits()
+    if not span.endswith("}") or digits and size > digits:
+        return -1
+    try:
+        # Nested near the recursion limit, the scanner fails a level or two before the check
+        # does: the check reads the object inside HEADROOM arrays, so it fails first.
+        CHECK_JSON(f"{OPEN_HEADROOM}{span}{CLOSE_HEADROOM}")
+    except (DecodeError, UnicodeError, RecursionError):
+        return -1  # not one strict object (or not up to the follower): the scanner decides
+    return pos + len(span)
 
 
 def decoded_capture(obj: p.Expr) -> tuple[p.Role, int, Any] | None:
@@ -90,11 +131,11 @@ def holds_object(quoted: str) -> bool:
         return False
 
 
-def arguments_value(python: bool) -> p.Expr:
+def arguments_value(python: bool, follower: str = "") -> p.Expr:
     """Match the arguments: an object, an object in a string (decoded, noted), or another
-    value (dropped for `{}`, noted)."""
+    value (dropped for `{}`, noted). follower: the marker written after them, if any."""
     kind, expected = NOT_OBJECT
     in_string = p.noted(p.tool_args(ObjectInString()), kind, "accepted", expected)
     value = p.json_value(python)
     other = p.noted(value, kind, "dropped", expected)
-    return ByFirstCharacter(p.tool_args(value), p.choice(in_string, other), other)
+    return ByFirstCharacter(p.tool_args(value), p.choice(in_string, other), other, follower)

@@ -50,8 +50,11 @@ def arguments_start(b: Build) -> p.Expr:
 
 def function_call(b: Build, name: str) -> p.Expr:
     """Match one whole call of the named function."""
-    args = b.analysis.tools.arguments
-    value = arguments_value(b.analysis.tools.format.uses_python_dicts)
+    args, fmt = b.analysis.tools.arguments, b.analysis.tools.format
+    # The first marker written after the arguments: where a whole parse looks for their end.
+    ends = (args.end, b.analysis.tools.function.close, fmt.per_call_end, fmt.section_end)
+    follower = next((end.strip() for end in ends if end.strip()), "")
+    value = arguments_value(fmt.uses_python_dicts, follower)
     rest = (
         id_at(b, CallIdPosition.BETWEEN_FUNC_AND_ARGS, json_next=True) + arguments_start(b)
         + p.space() + value + closing(args.end) + id_at(b, CallIdPosition.POST_ARGS)

@@ -22,6 +22,18 @@ class ToolCall:
         call.__dict__.update(name=name, arguments=arguments, id=id)
         return call
 
+    @classmethod
+    def all_of(cls, fields: list[tuple[str, str, str]]) -> tuple[ToolCall, ...]:
+        """Build a call from each (name, arguments, id) as of() does, in one frame (a whole
+        parse builds them all at once)."""
+        new = object.__new__
+        calls = []
+        for name, arguments, id in fields:
+            call = new(cls)
+            call.__dict__.update(name=name, arguments=arguments, id=id)
+            calls.append(call)
+        return tuple(calls)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the OpenAI form."""
         return {
