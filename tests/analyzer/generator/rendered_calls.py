@@ -99,3 +99,14 @@ def expressions_in(start: Expr) -> Iterator[Expr]:
         pending.extend(expr.children())
         if isinstance(expr, StandsFor):
             pending.append(expr.general_form)
+
+
+def with_text_and_cut(output: str) -> list[str]:
+    """The rendering, with text before it, and cut before its last closing."""
+    found = [output, "Let me look that up.\n\n" + output]
+    for marker in ("</", "]", "}"):
+        at = output.rfind(marker)
+        if at > 0:
+            found.append(output[:at])
+            break
+    return found

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendered_calls import generated_call, template_paths
+from rendered_calls import generated_call, template_paths, with_text_and_cut
 
 from analyzer.parsing.stream import StreamParser
 from analyzer.peg import Expr
@@ -45,24 +45,13 @@ def structure(expr: Expr) -> Any:
     return id(expr)
 
 
-def outputs(output: str) -> list[str]:
-    """The rendering, with text before it, and cut before its last closing."""
-    found = [output, "Let me look that up.\n\n" + output]
-    for marker in ("</", "]", "}"):
-        at = output.rfind(marker)
-        if at > 0:
-            found.append(output[:at])
-            break
-    return found
-
-
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_resume_points_of_one_structure_are_one_object(path: Path) -> None:
     found = generated_call(path)
     if found is None:
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found
-    for output in outputs(rendering):
+    for output in with_text_and_cut(rendering):
         for size in SIZES:
             forget_resume_points()  # other tests' streams may have filled the tables
             stream = StreamParser(parser.parser)

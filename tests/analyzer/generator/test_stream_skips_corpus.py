@@ -7,25 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, streamed, template_paths
+from rendered_calls import generated_call, streamed, template_paths, with_text_and_cut
 from skipping_streams import AlwaysRuns, CountsSkips
 
 from analyzer.parsing.stream import accumulate
 
 SIZES = (1, 2, 3, 7, 16)
-
-
-
-def outputs(output: str) -> list[str]:
-    """The rendering, with text before it, and cut before its last closing."""
-    found = [output, "Let me look that up.\n\n" + output]
-    for marker in ("</", "]", "}"):
-        at = output.rfind(marker)
-        if at > 0:
-            found.append(output[:at])
-            break
-    return found
-
 
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
@@ -35,7 +22,7 @@ def test_skipping_streams_equal_running_streams_on_rendered_calls(path: Path) ->
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found
     skipped = 0
-    for number, output in enumerate(outputs(rendering)):
+    for number, output in enumerate(with_text_and_cut(rendering)):
         report = parser.parse_report(output)
         for size in SIZES:
             chunks = [output[at : at + size] for at in range(0, len(output), size)]
