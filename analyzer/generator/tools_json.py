@@ -20,6 +20,7 @@ from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import (
     Build,
     Lead,
+    LeadPattern,
     StandsFor,
     closing,
     lead_run,
@@ -32,7 +33,7 @@ from analyzer.peg.expressions import SEQUENCE_LEVEL, Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
 from analyzer.peg.json_values import STRING
 from analyzer.peg.roles import Role
-from analyzer.peg.scanning import SPACE_CHARS, Literal, Space, Token
+from analyzer.peg.scanning import SPACE_CHARS
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
 
 
@@ -59,8 +60,6 @@ NEXT_KEY = re.compile(AFTER_VALUE)
 STRING_THEN_KEY = re.compile(f"(?>({STRING.pattern})){AFTER_VALUE}")
 # What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
 AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
-# The group of the name member's regex that holds the captured name (its only group).
-NAME_GROUP = "name"
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -313,12 +312,13 @@ class NameMember(StandsFor):
     (atomic groups and possessive repeats: PEG's way of never going back); streams and traces
     run its sequence."""
 
-    __slots__ = ("sequence", "pattern", "capture")
+    __slots__ = ("sequence", "pattern", "capture", "group")
 
-    def __init__(self, sequence: p.Expr, pattern: str, capture: Capture) -> None:
+    def __init__(self, sequence: p.Expr, pattern: str, capture: Capture, group: str) -> None:
         self.sequence = sequence
         self.pattern = re.compile(pattern)
         self.capture = capture
+        self.group = group  # the name of the regex's one group, the capture's
 
     def match(self, st: MatchState, pos: int) -> int:
         if not st.partial and st.fail_pos == UNTRACED:
@@ -340,42 +340,20 @@ class NameMember(StandsFor):
 
     def whole_pattern(self) -> Lead | None:
         capture = self.capture
-        return self.pattern.pattern, ((NAME_GROUP, capture.role, capture.flags, capture.info),)
-
-
-def leaf_pattern(expr: p.Expr) -> str | None:
-    """Return a regular expression matching as expr does in a whole parse, for a literal,
-    whitespace, a literal with whitespace around it, or a choice of literals (None: other)."""
-    if type(expr) is Literal:
-        return re.escape(expr.text)
-    if type(expr) is Space:
-        return SPACES
-    if type(expr) is Token:
-        before, after = SPACES if expr.before else "", SPACES if expr.after else ""
-        return before + re.escape(expr.text) + after
-    if isinstance(expr, Choice) and all(type(alt) is Literal for alt in expr.alternatives):
-        return "(?>" + "|".join(leaf_pattern(alt) or "" for alt in expr.alternatives) + ")"
-    return None
+        return self.pattern.pattern, ((self.group, capture.role, capture.flags, capture.info),)
 
 
 def name_member(sequence: p.Expr) -> p.Expr:
     """Return the name member's sequence (or the name as the key, `{"f":`) read by one
-    regular expression where its items allow (leaves leaf_pattern reads, one capture of
-    them), else the sequence itself."""
+    regular expression where LeadPattern reads its items exactly (where the regex fails, the
+    sequence does) with one capture among them, else the sequence itself."""
     items = sequence.items if isinstance(sequence, Items) else (sequence,)
-    parts, captures = [], []
-    for item in items:
-        inner = item.item if isinstance(item, Capture) else item
-        pattern = leaf_pattern(inner)
-        if pattern is None:
-            return sequence
-        if isinstance(item, Capture):
-            captures.append(item)
-            pattern = f"(?P<{NAME_GROUP}>{pattern})"
-        parts.append(pattern)
-    if len(captures) != 1:
+    captures = [item for item in items if isinstance(item, Capture)]
+    lead = LeadPattern()
+    found = lead.of_items(items, top=False)
+    if found is None or not found[1] or len(captures) != 1 or len(lead.marks) != 1:
         return sequence
-    return NameMember(sequence, "".join(parts), captures[0])
+    return NameMember(sequence, found[0], captures[0], lead.marks[0][0])
 
 
 def quoted_name(names: list[str], python: bool) -> p.Expr:
