@@ -18,6 +18,7 @@ from typing import Any
 from analyzer import peg as p
 from analyzer.generator.arguments import arguments_value
 from analyzer.generator.build import (
+    SPACES,
     Build,
     Lead,
     LeadPattern,
@@ -47,8 +48,6 @@ class Member:
 
 
 Item = tuple[str, p.Expr]  # a member's key and the grammar of its value
-# What `space` matches, possessive (a PEG leaf never gives back what it read).
-SPACES = "[ \t\r\n]*+"
 # One member's key up to its value (nothing escaped in the key).
 MEMBER_KEY = '"(?P<key>[^"\\\\]*)"' + SPACES + ":" + SPACES
 # The opening and the first member's key; after a member, the comma and the next key, or the
