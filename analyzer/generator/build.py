@@ -26,6 +26,7 @@ from analyzer.peg.expressions import (
     Repeat,
     Rule,
     Sequence,
+    continue_sequence,
     opening_of,
 )
 from analyzer.peg.notes import Noted
@@ -413,21 +414,51 @@ class DispatchOrElse(StandsFor):
     the dispatch), and otherwise alone where no alternative begins. Streams and traces, and
     any input the dispatch does not settle, run the choice itself."""
 
-    __slots__ = ("choice", "dispatch", "otherwise")
+    __slots__ = ("choice", "dispatch", "otherwise", "picked")
     level = CHOICE_LEVEL  # described as the choice it stands for
 
     def __init__(self, dispatch: Dispatch, otherwise: p.Expr) -> None:
-        self.choice = p.choice(dispatch, otherwise)
+        choice = p.choice(dispatch, otherwise)
+        assert isinstance(choice, Choice), "a dispatch is never a choice: nothing flattens it"
+        self.choice = choice
         self.dispatch = dispatch
         self.otherwise = otherwise
+        # Whether a stream run may run the dispatched alternative for the choice (found at
+        # first use, with the choice's leads: Choice.picks_first).
+        self.picked: bool | None = None
 
     def match(self, st: MatchState, pos: int) -> int:
-        if st.partial or st.fail_pos != UNTRACED:  # general(), inlined: a held argument
-            choice = self.choice  # runs this on every chunk
+        if st.partial:
+            # A held argument runs this on every chunk. Where the dispatch's regex finds a
+            # whole literal beginning with more text after its longest (Dispatch's own test
+            # for a decided pick), the choice would run the alternative it picks first: run
+            # it, and hold the choice as the choice would; elsewhere run the choice.
+            choice, dispatch = self.choice, self.dispatch
+            picked = self.picked
+            if picked is None:
+                picked = self.picked = choice.picks_first()
+            found = dispatch.pattern.match(st.text, pos) if (
+                picked and st.fail_pos == UNTRACED and st.n - pos > dispatch.longest) else None
+            if found is not None:
+                events, commits = len(st.events), st.commits
+                end = dispatch.table[found.group()].match(st, pos)
+                if end >= 0:
+                    return end
+                if end == NEED:
+                    if st.commits == commits:
+                        choice.hold_unless_decided(st, pos, 0, events)
+                    if st.resume is choice:
+                        st.resume = self
+                    return NEED
+                del st.events[events:]  # the choice would go on to the other alternative
+                if st.commits != commits:
+                    return FAIL
             end = choice.match(st, pos)
             if end == NEED and st.resume is choice:
                 st.resume = self
             return end
+        if st.fail_pos != UNTRACED:
+            return self.general(st, pos)
         found = self.dispatch.pattern.match(st.text, pos)
         if found is None:
             # No alternative's literal beginning is here: each would fail cleanly (as the
@@ -631,6 +662,74 @@ def regex_pattern(leaf: Regex) -> Found | None:
     return f"(?>{compiled.pattern})", True
 
 
+# How far past a lead's match its regex may have read (a stream run takes the regex's answer
+# only where all of that was in the text: more input could not have changed it). A piece
+# that may end the match greedily (whitespace, a regex leaf) read one character after it; a
+# branch that failed (an optional literal, a lookahead, a plain choice's other alternatives)
+# read from where it started, at or before the end, as far as it can read at all.
+
+
+def reads_past(item: p.Expr) -> int | None:
+    """The characters past the end of item's match its lead regex may have read (None: no
+    bound known, or a piece LeadPattern reads only as a whole parse runs it)."""
+    kind = type(item)
+    if kind in (Literal, LiteralCapture, SpacedLiteral, Eps, Commit):
+        return 0
+    if kind is Token and isinstance(item, Token):
+        return 1 if item.after else 0
+    if kind is Space or kind is Regex:
+        return 1
+    if kind is Optional and isinstance(item, Optional) and type(item.item) is Literal:
+        return reach(item.item)
+    if kind in (captures.Capture, Noted):
+        return reads_past(item.children()[0])
+    if kind is Not or kind is Peek:
+        looked = reach(item.children()[0], failing=kind is Not)
+        return None if looked is None else max(1, looked)
+    if kind is Sequence:
+        return _widest([reads_past(part) for part in item.children()])
+    if kind is Choice:
+        alternatives = item.children()
+        if all(plain_pattern(alternative) is not None for alternative in alternatives):
+            return _widest([reach(alternative) for alternative in alternatives])
+        return reads_past(alternatives[0])  # read as its first alternative alone
+    return None
+
+
+def reach(item: p.Expr, failing: bool = False) -> int | None:
+    """The characters a match attempt of item reads from where it starts (None: unbounded or
+    unknown). failing: only attempts that fail count (a negative lookahead's item, which
+    fails the whole regex where it matches): a regex leaf reads at most its max_length then,
+    as its own stream runs assume."""
+    kind = type(item)
+    if kind is Literal and isinstance(item, Literal):
+        return item.size
+    if kind is LiteralCapture and isinstance(item, LiteralCapture):
+        return len(item.literal)
+    if kind is Token and isinstance(item, Token):
+        return None if item.before or item.after else item.size
+    if kind is Eps or kind is Commit:
+        return 0
+    if kind is Regex and isinstance(item, Regex):
+        return item.max_length if failing else None
+    if kind is Optional and isinstance(item, Optional) and type(item.item) is Literal:
+        return reach(item.item)
+    if kind in (captures.Capture, Noted):
+        return reach(item.children()[0], failing)
+    if kind is Not or kind is Peek:  # either outcome of its item may be its own
+        return reach(item.children()[0])
+    if kind is Sequence:  # the parts before the one that fails matched
+        parts = [reach(part) for part in item.children()]
+        return None if None in parts else sum(part or 0 for part in parts)
+    if kind is Choice:
+        return _widest([reach(alternative, failing) for alternative in item.children()])
+    return None
+
+
+def _widest(reads: list[int | None]) -> int | None:
+    return None if None in reads else max((read or 0 for read in reads), default=0)
+
+
 class LeadRun(StandsFor):
     """A sequence whose leading items (an argument's markup: literals, whitespace, a captured
     name, a commit; a call's head: a captured id and name, a lookahead, a choice taken at
@@ -641,7 +740,8 @@ class LeadRun(StandsFor):
     Around a tool call's sequence (`whole` a tool capture) it records the call's opening and
     closing as well, one frame less at every call."""
 
-    __slots__ = ("whole", "tool", "pattern", "marks", "lead_marks", "commits", "rest")
+    __slots__ = ("whole", "tool", "pattern", "marks", "lead_marks", "commits", "rest", "steps",
+                 "margin", "looks")
 
     def __init__(self, sequence: Sequence, size: int, whole: p.Expr | None = None) -> None:
         self.whole = sequence if whole is None else whole
@@ -656,11 +756,22 @@ class LeadRun(StandsFor):
         self.commits = lead.commits
         self.lead_marks = tuple(lead.marks)  # by group name: see whole_pattern
         self.rest = sequence.items[size:]
+        # Each item after the lead with the items after it (a resume point's tail).
+        self.steps = tuple((item, sequence.items[at + 1:])
+                           for at, item in enumerate(sequence.items) if at >= size)
+        # What a stream run needs to take the regex (see reads_past): the characters that
+        # must follow its match (None: never), and whether it holds lookaheads, which a
+        # stream may have left undecided in its memo (the general form goes on from there).
+        self.margin = None if self.tool else _widest([reads_past(item)
+                                                      for item in sequence.items[:size]])
+        self.looks = "(?=" in found[0] or "(?!" in found[0]
 
     def match(self, st: MatchState, pos: int) -> int:
         whole = self.whole
-        if st.partial or st.fail_pos != UNTRACED:
-            return whole.match(st, pos)  # its resume points, its failures
+        if st.fail_pos != UNTRACED:
+            return whole.match(st, pos)  # its failures
+        if st.partial:
+            return self._partial(st, pos)
         found = self.pattern.match(st.text, pos)
         if found is None:
             return whole.match(st, pos)
@@ -678,6 +789,32 @@ class LeadRun(StandsFor):
                 return pos
         if self.tool:
             events.append((Role.TOOL_CLOSE, pos, pos, 0, None))
+        return pos
+
+    def _partial(self, st: MatchState, pos: int) -> int:
+        """Match in a stream run: by the regex where its match ends far enough before the end
+        of the text that more input cannot change it (what the items would record and commit,
+        as they would), then the rest as the sequence runs it, leaving the resume point the
+        sequence would leave; elsewhere as the sequence, item by item."""
+        margin = self.margin
+        if margin is None or (self.looks and st.memo):
+            return self.whole.match(st, pos)
+        found = self.pattern.match(st.text, pos)
+        if found is None or found.end() + margin > st.n:
+            return self.whole.match(st, pos)
+        events = st.events
+        for group, role, flags, info in self.marks:
+            start, end = found.span(group)
+            events.append((role, start, end, flags, info))
+        st.commits += self.commits
+        pos = found.end()
+        for item, after in self.steps:  # Sequence.match's partial loop, after the lead
+            end = item.match(st, pos)
+            if end < 0:
+                if end == NEED:
+                    st.resume = continue_sequence(st.resume, after)
+                return end
+            pos = end
         return pos
 
     @property

@@ -11,13 +11,14 @@ from functools import lru_cache
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import Build, spaced
+from analyzer.generator.build import Build, StandsFor, spaced
 from analyzer.generator.dialect import DialectValue, QuotedDialect
 from analyzer.generator.tag_dialect import TagDialect
 from analyzer.generator.value_ends import ValueText, intruders, tolerant_closing
 from analyzer.model import Analysis
 from analyzer.parsing.options import canonical
 from analyzer.peg import Role
+from analyzer.peg.expressions import CHOICE_LEVEL
 from analyzer.peg.json_values import declared_types
 from analyzer.peg.scanning import first_chars, held_back, waiting_before_markers
 from analyzer.peg.state import FAIL, MatchState
@@ -112,6 +113,36 @@ class PaddedLiteral(p.Expr):
         return f"{self.pad!r}? {self.text!r}"
 
 
+class TolerantClosing(StandsFor):
+    """A value's closing tag or what stands for it (`pad? END | noted(...)`, tolerant_closing):
+    where `pad END` or `END` is there (at every argument's end) it is taken without the
+    choice around it. The choice would take it just so, in any run: its first alternative
+    matches there at once and records nothing."""
+
+    __slots__ = ("choice", "whole", "end", "bare")
+    level = CHOICE_LEVEL  # described as the choice it stands for
+
+    def __init__(self, choice: p.Expr, pad: str, end: str) -> None:
+        self.choice = choice
+        self.whole = pad + end
+        self.end = end
+        # `END` alone is taken where it cannot be the start of `pad END` still arriving
+        # (PaddedLiteral waits there): the padding is whitespace, the tag is not.
+        self.bare = not pad or pad[:1] != end[:1]
+
+    def match(self, st: MatchState, pos: int) -> int:
+        text = st.text
+        if text.startswith(self.whole, pos):
+            return pos + len(self.whole)
+        if self.bare and text.startswith(self.end, pos):
+            return pos + len(self.end)
+        return self.general(st, pos)
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.choice
+
+
 def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
     """Match padding, the value text up to the closing marker, padding and the marker."""
     lead, trail = value_padding(b.analysis)
@@ -124,7 +155,7 @@ def raw_value(b: Build, schema: Mapping[str, Any], suffix: str) -> p.Expr:
         text = p.choice(cdata_value(schema), text)
     closing = PaddedLiteral(trail, end) if trail else p.literal(end)
     if stops is not None:  # a missing or wrong closing tag is read, and noted
-        closing = tolerant_closing(end, closing, stops)
+        closing = TolerantClosing(tolerant_closing(end, closing, stops), trail, end)
     return PaddedLiteral(lead, "") + text + closing if lead else text + closing
 
 

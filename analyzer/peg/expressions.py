@@ -230,7 +230,7 @@ class Sequence(Expr):
             if end < 0:
                 if end == NEED:
                     # Resume with what item index left plus the items after it, flattened
-                    # as _continue_sequence does (inlined: this runs in every frame a NEED
+                    # as continue_sequence does (inlined: this runs in every frame a NEED
                     # unwinds through, and the kept resume point is usually there).
                     head = st.resume
                     if index == 0 and head is items[0]:
@@ -377,8 +377,9 @@ def resumed(st: MatchState) -> Expr:
     return resume
 
 
-def _continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
-    """Build `head rest...`, flattening so resumed expressions never nest deeper."""
+def continue_sequence(head: Expr, rest: tuple[Expr, ...]) -> Expr:
+    """Build `head rest...`, flattening so resumed expressions never nest deeper (the resume
+    point of a sequence whose item before rest left head)."""
     if not rest:
         return head
     items = head.items + rest if isinstance(head, Sequence) else (head, *rest)
@@ -499,12 +500,21 @@ class Choice(Expr):
                 return end
             if end == NEED:
                 if st.commits == commits:
-                    self._hold_unless_decided(st, pos, index, events_at_start)
+                    self.hold_unless_decided(st, pos, index, events_at_start)
                 return NEED
             del st.events[events_at_start:]
             if st.commits != commits:
                 return FAIL
         return FAIL
+
+    def picks_first(self) -> bool:
+        """Tell whether an untraced partial run, where the text holds the first alternative's
+        literal prefix and at least the longest prefix's length, runs that alternative
+        before anything else (no shared first leaf is tried before it): a caller that knows
+        what it returns may run it, then hold the choice as match() would
+        (hold_unless_decided with index 0)."""
+        leads = self.leads or self._compute_leads()
+        return self.shared is None and len(self.alternatives) == len(leads)
 
     def _all_open(self, rest: str, order: tuple[int, ...]) -> bool:
         """Tell whether rest is shorter than, and begins, the prefix of every alternative in
@@ -552,7 +562,7 @@ class Choice(Expr):
             self.by_start[char] = tuple(
                 i for i, chars in enumerate(openings) if chars is None or char in chars)
 
-    def _hold_unless_decided(self, st: MatchState, pos: int, index: int, events: int) -> None:
+    def hold_unless_decided(self, st: MatchState, pos: int, index: int, events: int) -> None:
         """Keep the resume point inside alternative index only if no later one can match.
 
         A later alternative whose literal prefix the text already contradicts is out without
@@ -726,7 +736,7 @@ class Repeat(Expr):
         """Continue inside the item if it can no longer back out, else from its start."""
         if st.commits != commits or count < self.least:
             rest = self.remaining(count + 1)
-            st.resume = _continue_sequence(st.resume, (rest,) if rest is not None else ())
+            st.resume = continue_sequence(st.resume, (rest,) if rest is not None else ())
             return NEED
         rest = self.remaining(count)
         assert rest is not None

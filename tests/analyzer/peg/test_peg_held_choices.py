@@ -1,4 +1,4 @@
-"""A choice held open on partial input (Choice._hold_unless_decided): the run resumes from the
+"""A choice held open on partial input (Choice.hold_unless_decided): the run resumes from the
 alternatives the text has not ruled out, in their order, and says when more text may still
 rule one out (`MatchState.shaky`); a dispatch's choice held so resumes as the dispatch.
 
