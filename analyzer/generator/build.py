@@ -771,7 +771,23 @@ class LeadRun(StandsFor):
         if st.fail_pos != UNTRACED:
             return whole.match(st, pos)  # its failures
         if st.partial:
-            return self._partial(st, pos)
+            found = self.decided_lead(st, pos)
+            if found is None:
+                return whole.match(st, pos)  # its resume points
+            events = st.events
+            for group, role, flags, info in self.marks:
+                start, end = found.span(group)
+                events.append((role, start, end, flags, info))
+            st.commits += self.commits
+            pos = found.end()
+            for item, after in self.steps:  # Sequence.match's partial loop, after the lead
+                end = item.match(st, pos)
+                if end < 0:
+                    if end == NEED:
+                        st.resume = continue_sequence(st.resume, after)
+                    return end
+                pos = end
+            return pos
         found = self.pattern.match(st.text, pos)
         if found is None:
             return whole.match(st, pos)
@@ -791,31 +807,19 @@ class LeadRun(StandsFor):
             events.append((Role.TOOL_CLOSE, pos, pos, 0, None))
         return pos
 
-    def _partial(self, st: MatchState, pos: int) -> int:
-        """Match in a stream run: by the regex where its match ends far enough before the end
-        of the text that more input cannot change it (what the items would record and commit,
-        as they would), then the rest as the sequence runs it, leaving the resume point the
-        sequence would leave; elsewhere as the sequence, item by item."""
+    def decided_lead(self, st: MatchState, pos: int) -> re.Match[str] | None:
+        """In a stream run, the lead's regex match where more input cannot change it: it ends
+        at least `margin` characters before the end of the text (None: the items run one by
+        one, as the sequence runs them, and they may wait).
+
+        Where it is decided, the lead's items would match just so, recording what its marks
+        record and counting its commits, with nothing to wait for; the items after it run as
+        the sequence runs them, leaving the resume point it would leave."""
         margin = self.margin
         if margin is None or (self.looks and st.memo):
-            return self.whole.match(st, pos)
+            return None
         found = self.pattern.match(st.text, pos)
-        if found is None or found.end() + margin > st.n:
-            return self.whole.match(st, pos)
-        events = st.events
-        for group, role, flags, info in self.marks:
-            start, end = found.span(group)
-            events.append((role, start, end, flags, info))
-        st.commits += self.commits
-        pos = found.end()
-        for item, after in self.steps:  # Sequence.match's partial loop, after the lead
-            end = item.match(st, pos)
-            if end < 0:
-                if end == NEED:
-                    st.resume = continue_sequence(st.resume, after)
-                return end
-            pos = end
-        return pos
+        return None if found is None or found.end() + margin > st.n else found
 
     @property
     def level(self) -> int:  # type: ignore[override]  # described as what it stands for
