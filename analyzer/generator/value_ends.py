@@ -113,13 +113,15 @@ class ValueText(p.Expr):
             cut, decided = -1, True  # _intruder's first answer, without its call
         else:
             cut, decided = self._intruder(st, pos, limit)
-        if not decided:  # the text from cut on may still become a stop
-            return self._wait(st, pos, cut)
-        if cut < 0 and own >= 0:
+        if cut < 0 and own >= 0 and decided:
             padded = self.pad and text.endswith(self.pad, pos, own)
             return own - len(self.pad) if padded else own
-        if cut < 0 and st.partial:
-            return self._wait(st, pos, st.n)
+        if not decided or st.partial and cut < 0:
+            # The text from cut on may still become a stop, or the input ended in the value:
+            # what is certain ends before the tail that may still begin a marker (a stream
+            # waits here at every chunk that holds a `<`).
+            safe = self._certain_end(text, pos, cut if not decided else st.n)
+            return st.need(self, safe, safe)
         return value_end(text, pos, st.n if cut < 0 else cut, self.stops.mismatched)
 
     def _intruder(self, st: MatchState, pos: int, limit: int) -> tuple[int, bool]:
@@ -144,16 +146,13 @@ class ValueText(p.Expr):
         """Tell whether partial input ends inside what may still become a stop (or the end)."""
         return not rest.strip(SPACE) or rest in self.stop_openers
 
-    def _wait(self, st: MatchState, pos: int, upto: int) -> int:
-        """Need more input; everything up to where a stop (or its lead) may begin is certain."""
-        safe = self._certain_end(st.text, pos, upto)
-        return st.need(self, safe, safe)
-
     def _certain_end(self, text: str, pos: int, upto: int) -> int:
         """Return where the certain text of a value read from pos to upto ends: before the
         tail that may still become a marker and the whitespace left for the closing."""
         window = max(pos, upto - max(self.stops.longest, len(self.pad + self.end)))
-        if self._has_lead(text, window, upto):
+        lead = self.lead
+        if (text.find(lead, window, upto) >= 0 if lead
+                else self._has_lead(text, window, upto)):  # _has_lead's usual case inlined
             upto -= held_back(text, pos, upto, self.markers)
         return value_end(text, pos, upto, self.stops.mismatched)
 
@@ -167,7 +166,7 @@ class ValueText(p.Expr):
 
     def waiting_end(self, text: str, at: int) -> int:
         # No stop, tag or closing can begin in text without their leads: it reads on to the
-        # end of text, short of the trailing whitespace left for the closing (as _wait does).
+        # end of text, short of the trailing whitespace left for the closing (as match waits).
         rest = text[at:] if at else text
         if self.lead not in rest if self.lead else not self._has_lead(rest, 0, len(rest)):
             return at + len(rest.rstrip(SPACE))
@@ -176,7 +175,7 @@ class ValueText(p.Expr):
         if (rest in self.openers and self.end not in rest
                 and not self.stops.pattern.search(rest)):
             return at
-        # Without the closing or a whole stop in it, the match waits as _wait does: before
+        # Without the closing or a whole stop in it, the match waits as match does: before
         # the tail that may still begin a marker (a chunk that ends in `\n</para`).
         if self.end in rest or self.stops.pattern.search(rest):
             return -1

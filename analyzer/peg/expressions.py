@@ -720,6 +720,11 @@ class Repeat(Expr):
                     # resume point a stream runs on every chunk between items; _need's
                     # second case, inlined).
                     return st.hold_back(self, pos, events_at_start)
+                if st.commits != commits and self.most is None and not self.least:
+                    # Inside an item that can no longer back out: it, then this repetition
+                    # (_need's first case, inlined: a value after its argument's name).
+                    st.resume = continue_sequence(st.resume, (self,))
+                    return NEED
                 return self._need(st, pos, count, commits, events_at_start)
             if end < 0:
                 del st.events[events_at_start:]
