@@ -43,6 +43,9 @@ SILENT = frozenset({Role.TOOL_OPEN})
 # before lines were counted lazily: the text of one value at most).
 GONE_PIECES = 64
 
+# How many head_capture answers a stream keeps (a stream meets a few dozen resume points).
+HEADS_KEPT = 256
+
 # The roles of the events the problem watch takes.
 NOTED = frozenset({Role.PROBLEM, Role.DEVIATION})
 
@@ -92,6 +95,8 @@ class StreamParser:
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
+        # head_capture's answers by (resume point, leaf), for _steady
+        self.heads: dict[tuple[Any, Expr], Any] = {}
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -106,12 +111,15 @@ class StreamParser:
         quiet = self.quiet
         if quiet is None:
             deltas = self._advance(partial=True)
-        elif quiet.leaf.moves:
-            deltas = self._read_on(quiet, buffer)
-            if deltas is None:
-                deltas = self._advance(partial=True)
         else:
             leaf, at, capture, sink, _ = quiet
+            if leaf.moves:
+                deltas = self._read_on(quiet, buffer)
+                if deltas is None:
+                    deltas = self._advance(partial=True)
+                if watch.pending:
+                    watch.settle(final=False)
+                return deltas
             end = leaf.waiting_end(buffer, at)
             if end == at:
                 deltas = []  # the leaf waits where it did: nothing new is certain
@@ -234,7 +242,14 @@ class StreamParser:
         elif at or not size:
             pass
         elif state.resume is not self.expr:
-            capture = head_capture(state.resume, leaf)
+            # Resume points are kept one object per structure: a stream meets the same few
+            # again and again, and head_capture's answer depends on the two objects alone.
+            heads = self.heads
+            capture = heads.get((state.resume, leaf), heads)
+            if capture is heads:
+                if len(heads) >= HEADS_KEPT:
+                    heads.clear()
+                capture = heads[state.resume, leaf] = head_capture(state.resume, leaf)
         elif not events:
             capture = None if resume_pos == size else UNKNOWN
         elif len(events) == 1 and not events[0][1] and events[0][2] == resume_pos and resume_pos:
@@ -432,7 +447,9 @@ class Accumulator:
     def __init__(self) -> None:
         self.content: list[str] = []
         self.reasoning: list[str] = []
-        self.calls: dict[int, dict[str, Any]] = {}
+        # Per call index: [id, name, pieces of arguments] (a list: the fold writes its fields
+        # by position, cheaper than a dict's by key; a stream folds one delta per chunk)
+        self.calls: dict[int, list[Any]] = {}
 
     def add(self, delta: Delta) -> None:
         """Apply one delta."""
@@ -444,19 +461,19 @@ class Accumulator:
         for index, call_id, name, arguments in tool_calls:
             call = self.calls.get(index)
             if call is None:
-                call = self.calls[index] = {"id": "", "name": "", "arguments": []}
+                call = self.calls[index] = ["", "", []]
             if call_id is not None:
-                call["id"] = call_id
+                call[0] = call_id
             if name is not None:
-                call["name"] = name
+                call[1] = name
             if arguments:
-                call["arguments"].append(arguments)
+                call[2].append(arguments)
 
     def message(self) -> Message:
         """Return the message the deltas so far make."""
         tool_calls = tuple(
-            ToolCall(name=c["name"], arguments="".join(c["arguments"]), id=c["id"])
-            for _, c in sorted(self.calls.items())
+            ToolCall(name=name, arguments="".join(pieces), id=call_id)
+            for _, (call_id, name, pieces) in sorted(self.calls.items())
         )
         return Message("".join(self.content), "".join(self.reasoning), tool_calls)
 
