@@ -24,13 +24,13 @@ from analyzer.parsing.deviations import Deviation, collected
 from analyzer.parsing.mapper import HANDLERS, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
-from analyzer.peg import Expr, ParseProblem, Parser, PegParseError, Role
+from analyzer.peg import Expr, ParseProblem, Parser, Role
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import Scope, Sequence
-from analyzer.peg.parser import matched
+from analyzer.peg.parser import failure
 from analyzer.peg.roles import CONTINUED, PARTIAL
-from analyzer.peg.state import NEED, Event, MatchState
+from analyzer.peg.state import FAIL, NEED, Event, MatchState
 
 __all__ = ["Accumulator", "Delta", "StreamParser", "ToolCallDelta", "accumulate", "stream_parse"]
 
@@ -42,6 +42,9 @@ SILENT = frozenset({Role.TOOL_OPEN})
 # Dropped pieces of text a run's drop leaves uncounted (skipped runs only add theirs, as
 # before lines were counted lazily: the text of one value at most).
 GONE_PIECES = 64
+
+# How many head_capture answers a stream keeps (a stream meets a few dozen resume points).
+HEADS_KEPT = 256
 
 # The roles of the events the problem watch takes.
 NOTED = frozenset({Role.PROBLEM, Role.DEVIATION})
@@ -92,6 +95,10 @@ class StreamParser:
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
+        # head_capture's answers by (resume point, leaf), for _steady
+        self.heads: dict[tuple[Any, Expr], Any] = {}
+        # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
+        self.state = MatchState("", True, traced=False)
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
@@ -102,19 +109,31 @@ class StreamParser:
         if watch.pending:
             watch.received(chunk)
         quiet = self.quiet
-        deltas = None
-        if quiet is not None:
-            if quiet.leaf.moves:
-                deltas = self._read_on(quiet, buffer)
-            else:
-                at = quiet.at
-                end = quiet.leaf.waiting_end(buffer, at)
-                if end == at:
-                    deltas = []  # the leaf waits where it did: nothing new is certain
-                elif end >= 0 and quiet.capture is not UNKNOWN:
-                    deltas = self._stretched(quiet, end)
-        if deltas is None:
+        if quiet is None:
             deltas = self._advance(partial=True)
+        else:
+            leaf, at, capture, sink, _ = quiet
+            if leaf.moves:
+                deltas = self._read_on(quiet, buffer)
+                if deltas is None:
+                    deltas = self._advance(partial=True)
+                if watch.pending:
+                    watch.settle(final=False)
+                return deltas
+            end = leaf.waiting_end(buffer, at)
+            if end == at:
+                deltas = []  # the leaf waits where it did: nothing new is certain
+            elif end < 0 or capture is UNKNOWN:
+                deltas = self._advance(partial=True)
+            elif sink is None or sink is NO_SINK or self.memo:
+                deltas = self._stretched(quiet, end)
+            else:  # _stretched's usual case, inlined (most chunks of a long value come here)
+                text = buffer[:end]
+                delta = sink(text)
+                self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
+                self.buffer = buffer[end:]
+                self.offset += end
+                deltas = [] if delta is None else [delta]
         if watch.pending:
             watch.settle(final=False)
         return deltas
@@ -223,7 +242,14 @@ class StreamParser:
         elif at or not size:
             pass
         elif state.resume is not self.expr:
-            capture = head_capture(state.resume, leaf)
+            # Resume points are kept one object per structure: a stream meets the same few
+            # again and again, and head_capture's answer depends on the two objects alone.
+            heads = self.heads
+            capture = heads.get((state.resume, leaf), heads)
+            if capture is heads:
+                if len(heads) >= HEADS_KEPT:
+                    heads.clear()
+                capture = heads[state.resume, leaf] = head_capture(state.resume, leaf)
         elif not events:
             capture = None if resume_pos == size else UNKNOWN
         elif len(events) == 1 and not events[0][1] and events[0][2] == resume_pos and resume_pos:
@@ -243,13 +269,13 @@ class StreamParser:
         quiet, self.quiet = self.quiet, None
         if quiet is not None and quiet.head is not None:
             self.expr = with_leaf(self.expr, quiet.head, quiet.leaf)
+        state = self.state
         while not self.raw:
-            try:
+            outcome = state.rerun(self.expr, self.buffer, partial, self.memo, self.offset)
+            if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
-                state, outcome = matched(self.expr, self.buffer, 0, partial,
-                                         (self.offset, 1, 1), self.memo)
-            except PegParseError as error:
+                error = failure(self.expr, self.buffer, 0, partial, (self.offset, 1, 1))
                 deltas += self._break(broken_at(self.expr, self.buffer, error, self._origin(),
                                                 self.memo, self.builder.open_call_events()))
                 continue
@@ -262,8 +288,16 @@ class StreamParser:
                 deltas += self._emit(events)
             self.quiet = self._steady(state)
             self.expr = state.resume
-            if state.resume_pos:
-                self._drop(state.resume_pos)
+            pos = state.resume_pos
+            if pos:  # _drop(pos), inlined: most runs drop text
+                buffer, gone = self.buffer, self.gone
+                gone.append(buffer[:pos])
+                self.buffer = buffer[pos:]
+                self.offset = offset = self.offset + pos
+                if len(gone) > GONE_PIECES:
+                    self._origin()
+                if self.memo:
+                    self._forget_before(offset)
             return deltas
         deltas += self._emit(rest_as_content(self.buffer, 0))
         self._drop(len(self.buffer))
@@ -328,8 +362,12 @@ class StreamParser:
         self.offset = offset = self.offset + pos
         if len(gone) > GONE_PIECES:
             self._origin()
-        if self.memo:  # lookaheads that started in the dropped text never run again
-            self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset}
+        if self.memo:
+            self._forget_before(offset)
+
+    def _forget_before(self, offset: int) -> None:
+        """Drop the memo's lookaheads that started before offset: they never run again."""
+        self.memo = {key: at for key, at in self.memo.items() if key[1] >= offset}
 
     def _origin(self) -> tuple[int, int, int]:
         """Return the offset, line and column of buffer[0], counting the dropped text's lines
@@ -409,7 +447,9 @@ class Accumulator:
     def __init__(self) -> None:
         self.content: list[str] = []
         self.reasoning: list[str] = []
-        self.calls: dict[int, dict[str, Any]] = {}
+        # Per call index: [id, name, pieces of arguments] (a list: the fold writes its fields
+        # by position, cheaper than a dict's by key; a stream folds one delta per chunk)
+        self.calls: dict[int, list[Any]] = {}
 
     def add(self, delta: Delta) -> None:
         """Apply one delta."""
@@ -421,19 +461,19 @@ class Accumulator:
         for index, call_id, name, arguments in tool_calls:
             call = self.calls.get(index)
             if call is None:
-                call = self.calls[index] = {"id": "", "name": "", "arguments": []}
+                call = self.calls[index] = ["", "", []]
             if call_id is not None:
-                call["id"] = call_id
+                call[0] = call_id
             if name is not None:
-                call["name"] = name
+                call[1] = name
             if arguments:
-                call["arguments"].append(arguments)
+                call[2].append(arguments)
 
     def message(self) -> Message:
         """Return the message the deltas so far make."""
         tool_calls = tuple(
-            ToolCall(name=c["name"], arguments="".join(c["arguments"]), id=c["id"])
-            for _, c in sorted(self.calls.items())
+            ToolCall(name=name, arguments="".join(pieces), id=call_id)
+            for _, (call_id, name, pieces) in sorted(self.calls.items())
         )
         return Message("".join(self.content), "".join(self.reasoning), tool_calls)
 

@@ -63,10 +63,19 @@ def matched(
     st = MatchState(text, partial, memo, origin[0], traced=False)
     outcome = expr.match(st, pos)
     if outcome == FAIL:
-        traced = MatchState(text, partial, None, origin[0])
-        expr.match(traced, pos)
-        raise trace(traced, *origin)
+        raise failure(expr, text, pos, partial, origin)
     return st, outcome
+
+
+def failure(
+    expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int]
+) -> PegParseError:
+    """Return the error of a run that failed: the run again, recording its failures (without
+    the memo, which the first run has moved on: a lookahead matched again from its start ends
+    the same way)."""
+    traced = MatchState(text, partial, None, origin[0])
+    expr.match(traced, pos)
+    return trace(traced, *origin)
 
 
 def trace(

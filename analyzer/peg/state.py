@@ -86,6 +86,28 @@ class MatchState:
         self.expected: list[tuple[str, str]] = []
         self.rules: list[str] = []
 
+    def rerun(self, expr: Resumable, text: str, partial: bool, memo: dict[Any, Any] | None,
+              base: int) -> int:
+        """Match expr at 0 on a new text, recording no failures, this state first reset as
+        __init__ leaves an untraced one; return the outcome.
+
+        A stream runs once per chunk: one state kept and reset costs less than a state built
+        (and a frame less than building it and then matching)."""
+        self.text = text
+        self.n = len(text)
+        self.partial = partial
+        self.memo = memo
+        self.base = base
+        self.events = []
+        self.commits = 0
+        self.resume = None
+        self.resume_pos = self.commit_events = self.need_end = 0
+        self.unsafe_from = 1 << 62
+        self.leaf = None
+        self.shaky = False
+        # fail_pos stays UNTRACED, expected and rules empty: an untraced run never writes them
+        return expr.match(self, 0)
+
     def need(self, resume: Resumable, resume_pos: int, need_end: int) -> int:
         """Record that input ended inside a leaf; return NEED."""
         self.resume = resume
