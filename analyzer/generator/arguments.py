@@ -31,6 +31,9 @@ CHECK_JSON = Decoder(Raw).decode
 HEADROOM = 8
 OPEN_HEADROOM, CLOSE_HEADROOM = "[" * HEADROOM, "]" * HEADROOM
 JSON_SPACE = " \t\n\r"  # the whitespace the json scanner skips
+# The lowest limit sys.set_int_max_str_digits accepts (0 is none): no shorter text holds an
+# integer Python refuses to convert, so the limit is not asked.
+MIN_DIGITS_LIMIT = 640
 
 
 class ObjectInString(JsonString):
@@ -112,8 +115,9 @@ def checked_end(span: str, pos: int) -> int:
     the strict check accepts is exactly what the scanner reads from pos. The check accepts
     less than the scanner (no NaN, no lone surrogate), never more, but for what the length
     check leaves out: integers longer than Python converts, nesting deeper than it recurses."""
-    size, digits = len(span), sys.get_int_max_str_digits()
-    if not span.endswith("}") or digits and size > digits:
+    size = len(span)
+    if not span.endswith("}") or size > MIN_DIGITS_LIMIT and size > (
+            sys.get_int_max_str_digits() or size):
         return -1
     try:
         # Nested near the recursion limit, the scanner fails a level or two before the check

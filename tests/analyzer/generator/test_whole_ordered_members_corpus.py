@@ -14,6 +14,7 @@ function. Where the text departs, the shortcut must not be taken."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -187,3 +188,19 @@ def test_the_check_refuses_what_the_scanner_reads_otherwise() -> None:
         for end in range(pos + 1, len(text) + 1):
             if text[end - 1] == "}":
                 assert arguments.checked_end(text[pos:end], pos) in (-1, scanned), (other, end)
+
+
+@pytest.mark.parametrize("limit", [640, 1000, 0])
+def test_the_check_leaves_integers_over_the_limit_to_the_scanner(limit: int) -> None:
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(limit)
+    try:
+        for digits in (600, 641, 700, 1001, 5000):
+            span = '{"n": ' + "7" * digits + "}"
+            try:
+                scanned = json.JSONDecoder().raw_decode(span)[1]
+            except ValueError:
+                scanned = -1
+            assert arguments.checked_end(span, 0) == scanned, (limit, digits)
+    finally:
+        sys.set_int_max_str_digits(saved)
