@@ -30,6 +30,10 @@ CHECK_JSON = Decoder(Raw).decode
 # levels before it, measured on Python 3.11; tests/.../test_whole_argument_ends_corpus.py).
 HEADROOM = 8
 OPEN_HEADROOM, CLOSE_HEADROOM = "[" * HEADROOM, "]" * HEADROOM
+JSON_SPACE = " \t\n\r"  # the whitespace the json scanner skips
+# The lowest limit sys.set_int_max_str_digits accepts (0 is none): no shorter text holds an
+# integer Python refuses to convert, so the limit is not asked.
+MIN_DIGITS_LIMIT = 640
 
 
 class ObjectInString(JsonString):
@@ -73,7 +77,12 @@ class ByFirstCharacter(p.Expr):
         if first == "{":
             if self.decoded_event is None or st.partial or st.fail_pos != UNTRACED:
                 return self.obj.match(st, pos)  # a stream, or a trace: the general path
-            end = object_end(st.text, pos, self.follower) if self.follower else -1
+            end = -1
+            if self.follower:  # object_end, inlined: at every call
+                text = st.text
+                at = text.find(self.follower, pos)
+                if at >= 0:
+                    end = checked_end(text[pos:at].rstrip(JSON_SPACE), pos)
             if end < 0:
                 try:
                     end = SCAN_ONCE(st.text, pos)[1]
@@ -93,26 +102,30 @@ class ByFirstCharacter(p.Expr):
 
 def object_end(text: str, pos: int, follower: str) -> int:
     """Return the end of the JSON object at pos where it runs up to the next follower, with
-    whitespace or not between, and the json scanner would read it so (-1 where not so).
+    whitespace or not between, and the json scanner would read it so (-1 where not so)."""
+    at = text.find(follower, pos)
+    return checked_end(text[pos:at].rstrip(JSON_SPACE), pos) if at >= 0 else -1
+
+
+def checked_end(span: str, pos: int) -> int:
+    """Return pos + len(span) where span, the text at pos, is one JSON object as the json
+    scanner reads it from pos (-1 where not so: the scanner decides).
 
     An object's text ends at its closing brace: no longer text is one object too, so a text
     the strict check accepts is exactly what the scanner reads from pos. The check accepts
     less than the scanner (no NaN, no lone surrogate), never more, but for what the length
-    checks leave out: integers longer than Python converts, nesting deeper than it recurses."""
-    at = text.find(follower, pos)
-    if at < 0:
-        return -1
-    span = text[pos:at].rstrip(" \t\n\r")  # the scanner's whitespace
-    size, digits = len(span), sys.get_int_max_str_digits()
-    if not span.endswith("}") or digits and size > digits:
+    check leaves out: integers longer than Python converts, nesting deeper than it recurses."""
+    size = len(span)
+    if not span.endswith("}") or size > MIN_DIGITS_LIMIT and size > (
+            sys.get_int_max_str_digits() or size):
         return -1
     try:
         # Nested near the recursion limit, the scanner fails a level or two before the check
         # does: the check reads the object inside HEADROOM arrays, so it fails first.
         CHECK_JSON(f"{OPEN_HEADROOM}{span}{CLOSE_HEADROOM}")
     except (DecodeError, UnicodeError, RecursionError):
-        return -1  # not one strict object (or not up to the follower): the scanner decides
-    return pos + len(span)
+        return -1  # not one strict object: the scanner decides
+    return pos + size
 
 
 def decoded_capture(obj: p.Expr) -> tuple[p.Role, int, Any] | None:

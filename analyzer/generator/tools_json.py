@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.arguments import arguments_value
+from analyzer.generator.arguments import ByFirstCharacter, arguments_value, checked_end
 from analyzer.generator.build import (
     SPACES,
     Build,
@@ -29,6 +29,7 @@ from analyzer.generator.build import (
     read_at_once,
 )
 from analyzer.generator.calls import CallGrammar, separator
+from analyzer.model import ToolFormatAnalysis
 from analyzer.peg.captures import Capture, StringCapture
 from analyzer.peg.expressions import SEQUENCE_LEVEL, Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
@@ -59,6 +60,9 @@ NEXT_KEY = re.compile(AFTER_VALUE)
 STRING_THEN_KEY = re.compile(f"(?>({STRING.pattern})){AFTER_VALUE}")
 # What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
 AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
+# How far a whole parse looks for the end of arguments written last (longer ones, or none
+# found: the json scanner reads them), so that a search that finds nothing stays bounded.
+ENDS_WINDOW = 1 << 14
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -180,11 +184,14 @@ def other_member(reserved: list[str], python: bool) -> p.Expr:
     return p.choice(lost, key) + p.json_value(python)
 
 
-def members(name: Member, items: list[Item], python: bool) -> Member:
+def members(name: Member, items: list[Item], python: bool, order: Sequence[str] = (),
+            follows: str = "") -> Member:
     """Match a JSON object holding the name member and any of items, in any order.
 
     Once a known key is read the object is settled (commit), so a stream may send its
-    value as it comes. The head runs from `{` to the end of the name member's head."""
+    value as it comes. The head runs from `{` to the end of the name member's head.
+    order: the keys as the template writes them; follows: a regex of what the template
+    writes after the object (both only hints for a whole parse's shortcuts)."""
     known = [p.json_key(key, python) + p.commit() + value for key, value in items]
     other = other_member([name.key, *(k for k, _ in items)], python)
     one = p.choice(*known, other)
@@ -195,7 +202,7 @@ def members(name: Member, items: list[Item], python: bool) -> Member:
     after = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
     whole = before + name.whole + after + p.space() + p.literal("}")
     if not python and all(plain_key(key) for key in (name.key, *keys)):
-        whole = MemberLoop(whole, name, dict(items), other)
+        whole = MemberLoop(whole, name, dict(items), other, order, follows)
     return Member(name.key, whole, before + name.head)
 
 
@@ -213,13 +220,22 @@ class MemberLoop(StandsFor):
     for the object's general sequence, which matches the same members in the same order
     (the loop before the name ends at the name's key, the loop after it at `}`); any key it
     does not settle (escaped, the name twice or missing, a value that fails, a stray
-    character) runs that sequence from the start instead. Streams and traces run it always."""
+    character) runs that sequence from the start instead. Streams and traces run it always.
+
+    Where the template writes its members in a known order, the members before the
+    arguments are read by one regex in that order (`head`: the opening, the name and the
+    string-valued ids, then the next key); and where the arguments come last, their object
+    is taken up to a closing brace followed by the object's own and by what the template
+    writes after the object (`ends`), where one strict check (msgspec) accepts that text as
+    one object: what the json scanner would read, without building it. Anything else goes
+    the member by member way above."""
 
     __slots__ = ("sequence", "name_key", "name", "name_commits", "name_read",
-                 "values", "strings", "other")
+                 "values", "strings", "other", "head", "head_events", "head_commits",
+                 "last", "ends", "last_event")
 
     def __init__(self, sequence: p.Expr, name: Member, values: dict[str, p.Expr],
-                 other: p.Expr) -> None:
+                 other: p.Expr, order: Sequence[str] = (), follows: str = "") -> None:
         self.sequence = sequence
         self.name_key = name.key
         self.name, self.name_commits = without_last_commits(name.whole)
@@ -236,14 +252,57 @@ class MemberLoop(StandsFor):
         self.strings = {key: first for key, value in values.items()
                         if (first := first_string(value)) is not None}
         self.other = other
+        self.head, self.head_events, self.head_commits = self.ordered_head(order)
+        # The arguments' key where the template writes them last, as one strict JSON object
+        # (ByFirstCharacter's decoded capture): their end found by `ends`, then checked.
+        last = values.get(order[-1]) if order else None
+        self.last_event = last.decoded_event if isinstance(last, ByFirstCharacter) else None
+        self.last = order[-1] if self.last_event is not None else None
+        after = f"{SPACES}(?:{follows})" if follows else ""
+        self.ends = re.compile(f"\\}}(?=({SPACES}\\}}){after})")
+
+    def ordered_head(self, order: Sequence[str]) -> tuple[
+            re.Pattern[str] | None, tuple[tuple[int, Role, int, Any], ...], int]:
+        """The regex of the members the template writes first, in its order, up to the first
+        it cannot read so (the name member by its regex, a string-valued id), with the key
+        after them; the event (group, role, flags, info) of each, and their commits."""
+        parts: list[str] = []
+        events: list[tuple[int, Role, int, Any]] = []
+        commits, groups = 0, 0
+        for key in order:
+            if key == self.name_key and self.name_read is not None:
+                read = self.name
+                assert isinstance(read, NameMember)
+                parts.append(read.pattern.pattern)
+                capture, commits = read.capture, commits + self.name_commits
+            elif key in self.strings and key != self.name_key:
+                parts.append(f'"{key}"{SPACES}:{SPACES}(?>({STRING.pattern}))')
+                capture, commits = self.strings[key], commits + 1
+            else:
+                break
+            groups += 1
+            events.append((groups, capture.role, capture.flags, capture.info))
+        if not events or not any(key == self.name_key for key in order[:len(events)]):
+            return None, (), 0
+        pattern = "\\{" + SPACES + f"{SPACES},{SPACES}".join(parts) + AFTER_VALUE
+        return re.compile(pattern), tuple(events), commits
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial or st.fail_pos != UNTRACED:
             return self.sequence.match(st, pos)
         events, commits = len(st.events), st.commits
         text, values, name_read, strings = st.text, self.values, self.name_read, self.strings
-        member = FIRST_KEY.match(text, pos)
-        named = False
+        head = self.head
+        member = head.match(text, pos) if head is not None else None
+        if member is not None:  # the members the template writes first, in its order
+            for group, role, flags, info in self.head_events:
+                start, end = member.span(group)
+                st.events.append((role, start, end, flags, info))
+            st.commits += self.head_commits
+            named = True
+        else:
+            member = FIRST_KEY.match(text, pos)
+            named = False
         # Each member from its key: its value, then `,` and the next key, or `}` (a value
         # read by a regex is read with what follows it, by one).
         while member is not None and (key := member.group("key")) is not None:
@@ -263,6 +322,17 @@ class MemberLoop(StandsFor):
             elif key in values:
                 st.commits += 1  # the known member's commit, after its key
                 at = member.end()
+                event = self.last_event
+                if key == self.last and named and event and text.startswith("{", at):
+                    # The arguments, last: up to a `}` the object's own `}` follows (and
+                    # what follows the object), where the check takes that text as one object.
+                    closed = self.ends.search(text, at, at + ENDS_WINDOW)
+                    if closed is not None:
+                        end = checked_end(text[at : closed.end()], at)
+                        if end >= 0:
+                            role, flags, info = event
+                            st.events.append((role, at, end, flags, info))
+                            return closed.end(1)  # NEXT_KEY's brace, as the loop reads it
                 string = strings.get(key)
                 if string is not None and (found := STRING_THEN_KEY.match(text, at)) is not None:
                     # StringCapture.match's step, in the choice's place: two frames less
@@ -382,8 +452,10 @@ def field_members(b: Build, names: list[str]) -> tuple[Member, list[Item]]:
     return Member(name_key, name + p.commit(), name), items
 
 
-def call_object(b: Build, names: list[str]) -> Member:
-    """Match one call object (and its head, up to the function name)."""
+def call_object(b: Build, names: list[str], follows: str | None = None) -> Member:
+    """Match one call object (and its head, up to the function name). follows: a regex of
+    what the template writes after the object, where the call is the template's own (a
+    whole parse of a flat object reads its members in the template's order first)."""
     fmt = b.analysis.tools.format
     python = fmt.uses_python_dicts
     if fmt.fun_name_is_key:
@@ -398,6 +470,8 @@ def call_object(b: Build, names: list[str]) -> Member:
         inner = members(name, items, python)
         key = p.json_key(nesting, python)
         name = Member(nesting, key + inner.whole, key + inner.head)
+    elif follows is not None:
+        return members(name, items, python, fmt.parameter_order, follows)
     return members(name, items, python)
 
 
@@ -480,11 +554,19 @@ class CallArray(StandsFor):
         return self.sequence.first_leaf()
 
 
+def after_call(fmt: ToolFormatAnalysis) -> str:
+    """A regex of what the template writes right after a call object: its per-call end, the
+    comma or bracket of its array, its section's end ("": nothing known)."""
+    ends = (fmt.per_call_end.strip(), "" if fmt.tools_array_wrapped else fmt.section_end.strip())
+    end = next((re.escape(end) for end in ends if end), "")
+    return ",|\\]" if fmt.tools_array_wrapped and not end else end
+
+
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a JSON_NATIVE template."""
     fmt = b.analysis.tools.format
     names = p.tool_names(tools)
-    obj = call_object(b, names)
+    obj = call_object(b, names, after_call(fmt))
     call = p.rule("tool-call", p.tool(obj.whole))
     per_call_start = fmt.per_call_start.strip()
     unit = lit(per_call_start) + p.space() + call

@@ -474,7 +474,58 @@ HANDLERS = {
 
 
 def to_message(result: ParseResult) -> Message:
-    """Map a parse result to an OpenAI message."""
+    """Map a parse result to an OpenAI message.
+
+    MessageBuilder.apply_all with the one-shot steps of a JSON call's plain events inlined
+    (its opening, id, name, arguments and closing: what every call of a JSON format is made
+    of, five handler calls per call); any other event goes to its handler, as there."""
     builder = MessageBuilder()
-    builder.apply_all(result.events, result.text)
+    text, calls, handlers = result.text, builder.calls, HANDLERS
+    for role, start, end, flags, info in result.events:
+        if role in WHOLE_STEPS:
+            if role is TOOL_OPEN:  # _open
+                calls.append(CallDraft())
+                builder.gap = ""
+                continue
+            if info is None and not flags & ~QUOTED:
+                if role is TOOL_ARGS:
+                    if not flags:  # _json_args of plain JSON text
+                        call = calls[-1] if calls and not calls[-1].closed else builder._call()
+                        if end > start:
+                            call.args.append(text[start:end])
+                        continue
+                elif role is TOOL_NAME:  # _name of a whole name
+                    last = calls[-1] if calls else None
+                    call = last if last is not None and not last.closed and not last.name \
+                        else builder._call(fresh=True)
+                    value = text[start:end]
+                    call.name = value if not flags else value[1:-1] if "\\" not in value \
+                        else json.loads(value)
+                    call.announced = True
+                    continue
+                elif role is CALL_ID:  # _id of a whole id
+                    call = calls[-1] if calls and not calls[-1].closed else builder._call()
+                    value = text[start:end]
+                    call.id = value if not flags else value[1:-1] if "\\" not in value \
+                        else json.loads(value)
+                    continue
+                else:  # _close of a call read whole (not broken)
+                    call = calls[-1] if calls and not calls[-1].closed else builder._call()
+                    call.closed = True
+                    builder.split = True
+                    if not call.arg_count:
+                        if not call.args:
+                            call.args.append("{}")
+                    else:
+                        call.args.append("}")
+                    continue
+        handler = handlers.get(role)
+        if handler is not None:
+            handler(builder, text[start:end], flags, info)
     return builder.message()
+
+
+TOOL_OPEN, TOOL_CLOSE, TOOL_NAME = Role.TOOL_OPEN, Role.TOOL_CLOSE, Role.TOOL_NAME
+CALL_ID, TOOL_ARGS = Role.CALL_ID, Role.TOOL_ARGS
+# The roles to_message maps itself (other events, content among them, skip its steps at once).
+WHOLE_STEPS = frozenset((TOOL_OPEN, TOOL_ARGS, TOOL_NAME, CALL_ID, TOOL_CLOSE))

@@ -1,0 +1,77 @@
+"""to_message maps a JSON call's plain events (opening, id, name, arguments, closing) itself and
+sends every other event to its handler: it must build the message the handlers build alone
+(MessageBuilder.apply_all), for plain calls and for the events it must leave to the handlers
+(a broken call, a partial name or id, an id with a namespace put back, python or quoted
+arguments, tagged arguments, content between calls, events before any opening)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from analyzer.parsing.mapper import IdInsert, MessageBuilder, to_message
+from analyzer.parsing.recovery import BROKEN
+from analyzer.peg.result import ParseResult
+from analyzer.peg.roles import PARTIAL, PYTHON, QUOTED, Role
+from analyzer.peg.state import Event
+
+TEXT = ('Hi "f" "g\\u0068" "id-1" "i\\"d" {"a": 1} {\'b\': True} "{\\"c\\": 2}" x 5 '
+        "<arg> tail")
+
+
+def span(piece: str, nth: int = 0) -> tuple[int, int]:
+    """The span of the nth occurrence of piece in TEXT."""
+    at = -1
+    for _ in range(nth + 1):
+        at = TEXT.index(piece, at + 1)
+    return at, at + len(piece)
+
+
+def event(role: Role, piece: str, flags: int = 0, info: object = None) -> Event:
+    start, end = span(piece) if piece else (0, 0)
+    return (role, start, end, flags, info)
+
+
+OPEN, CLOSE = event(Role.TOOL_OPEN, ""), event(Role.TOOL_CLOSE, "")
+PIECES = {
+    "content": [event(Role.CONTENT, "Hi"), event(Role.CONTENT, "tail")],  # apart after a call
+    "reasoning": [event(Role.REASONING, "x ")],
+    "name": [event(Role.TOOL_NAME, "f"), event(Role.TOOL_NAME, '"f"', QUOTED),
+             event(Role.TOOL_NAME, '"g\\u0068"', QUOTED), event(Role.TOOL_NAME, "f", PARTIAL)],
+    "id": [event(Role.CALL_ID, '"id-1"', QUOTED), event(Role.CALL_ID, '"i\\"d"', QUOTED),
+           event(Role.CALL_ID, "5"), event(Role.CALL_ID, "5", PARTIAL),
+           event(Role.CALL_ID, '"id-1"', QUOTED, IdInsert(1, "ns:"))],
+    "args": [event(Role.TOOL_ARGS, '{"a": 1}'), event(Role.TOOL_ARGS, "{'b': True}", PYTHON),
+             event(Role.TOOL_ARGS, '"{\\"c\\": 2}"', QUOTED),
+             event(Role.TOOL_ARGS, '{"a"', PARTIAL),
+             event(Role.ARG_NAME, "<arg>"), event(Role.ARG_STRING_VALUE, "x ")],
+    "close": [CLOSE, event(Role.TOOL_CLOSE, "", 0, BROKEN)],
+}
+
+
+def by_handlers(events: list[Event]) -> object:
+    builder = MessageBuilder()
+    builder.apply_all(events, TEXT)
+    return builder.message()
+
+
+def calls() -> list[list[Event]]:
+    """Event lists: a call of each mix of id, name, arguments and closing (or none of one),
+    after content or not, twice, and one with its events out of order."""
+    found = []
+    for name, ident, args, close in itertools.product(
+            [None, *PIECES["name"]], [None, *PIECES["id"]], [None, *PIECES["args"]],
+            PIECES["close"]):
+        call = [OPEN, *(e for e in (ident, name, args) if e is not None), close]
+        found.append(call)
+        found.append(PIECES["content"][:1] + call + PIECES["reasoning"] + call
+                     + PIECES["content"][1:])
+        found.append([e for e in call if e is not OPEN])  # no opening: the handlers start one
+    return found
+
+
+@pytest.mark.parametrize("events", calls())
+def test_one_shot_mapping_builds_what_the_handlers_build(events: list[Event]) -> None:
+    result = ParseResult.of(TEXT, tuple(events), True)
+    assert to_message(result) == by_handlers(events)
