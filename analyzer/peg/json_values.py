@@ -125,6 +125,42 @@ class JsonContinue(Expr):
         return ("python-value" if self.python else "json-value") + "(continued)"
 
 
+# The longest text a stream reads into a value not begun yet without running the grammar
+# (ValueAhead.read_on). A run tries json's C decoder first, which recurses per level of
+# nesting and may raise RecursionError; the resumable scanner never does. No text this
+# short nests near the recursion limit, so there both say the same (the value unfinished).
+READ_IN_LIMIT = 256
+
+
+class ValueAhead(Expr):
+    """A leaf where the capture of one JSON value opens (arguments told apart by their first
+    character). A run stops at it when the input ends right before the value (a chunk ending
+    with the marker before the arguments); a stream reads the next chunk into the value as
+    the run would (read_on), when that chunk begins the object and does not end it.
+
+    `opening` is (role, flags, info, python) of the capture the leaf opens with a `{`, or
+    None when it opens none such (the stream then runs)."""
+
+    __slots__ = ("opening",)
+    moves = True
+    opening: tuple[Any, int, Any, bool] | None
+
+    def read_on(self, text: str) -> tuple[int, Expr]:
+        # The run would match `{` and what follows as the value's capture does: the C decoder
+        # fails (the object is unfinished: the resumable scan stopped at the end of the text,
+        # where no closing brace of the object can follow), the resumable scan resumes from
+        # its state. Anything else (whitespace first, another first character, a value that
+        # ends, a broken one) runs.
+        opening = self.opening
+        if opening is None or text[:1] != "{" or len(text) > READ_IN_LIMIT:
+            return -1, self
+        python = opening[3]
+        outcome = (PYTHON if python else STRICT).scan(text, 0, INITIAL, final=False)
+        if outcome.status != INCOMPLETE:
+            return -1, self
+        return outcome.pos, JsonContinue(python, outcome.state)
+
+
 def scan_value(st: MatchState, pos: int, python: bool, state: ScanState, expr: Expr) -> int:
     """Scan a value with the resumable scanner; on NEED resume after the scanned part."""
     outcome = (PYTHON if python else STRICT).scan(st.text, pos, state, final=not st.partial)
