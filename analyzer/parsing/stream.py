@@ -136,13 +136,12 @@ class StreamParser:
         if leaf is not quiet.leaf or at != quiet.at:
             head = quiet.head if leaf is quiet.leaf else quiet.head or quiet.leaf
             self.quiet = quiet = tuple.__new__(Quiet, (leaf, at, capture, quiet.sink, head))
-        if not end:
-            return []
-        deltas = self._stretched(quiet, end)
-        if not capture[3] & CONTINUED:  # the first piece of a value: the rest continues it
-            continued = (capture[0], 0, 0, capture[3] | CONTINUED, capture[4])
-            self.quiet = tuple.__new__(Quiet, (leaf, at, continued, None, quiet.head))
-        return deltas
+            if not capture[3] & CONTINUED:  # the first piece of a value: the rest continues it
+                deltas = self._stretched(quiet, end)
+                continued = (capture[0], 0, 0, capture[3] | CONTINUED, capture[4])
+                self.quiet = tuple.__new__(Quiet, (leaf, at, continued, None, head))
+                return deltas
+        return self._stretched(quiet, end) if end else []
 
     def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
         """Give a skipped run's deltas: the quiet stream's capture stretched over buffer[:end],
