@@ -18,7 +18,9 @@ from msgspec.json import Decoder
 
 from analyzer import peg as p
 from analyzer.peg.captures import Capture
-from analyzer.peg.json_values import NO_VALUE, SCAN_ONCE, JsonString, JsonValue
+from analyzer.peg.expressions import SEQUENCE_LEVEL
+from analyzer.peg.json_values import NO_VALUE, SCAN_ONCE, JsonString, JsonValue, ValueAhead
+from analyzer.peg.scanning import SPACE, SPACE_CHARS
 from analyzer.peg.state import UNTRACED, MatchState
 
 NOT_OBJECT = ("arguments_not_object", "a JSON object")
@@ -51,41 +53,53 @@ class ObjectInString(JsonString):
         return "json-string(object)"
 
 
-class ByFirstCharacter(p.Expr):
+class ByFirstCharacter(ValueAhead):
     """Match the arguments by what their first character says they are: an object (the
     usual case, matched as if alone: it runs at every call, and a stream reads it as it
-    comes), a string, or another value."""
+    comes), a string, or another value. With space, whitespace before them first (the
+    `space` written before the arguments, fused by sequence(): a stream whose chunk ends
+    before the arguments then waits at this leaf, and reads into the object from there)."""
 
-    __slots__ = ("obj", "string", "other", "decoded_event", "follower")
+    __slots__ = ("obj", "string", "other", "decoded_event", "follower", "space")
 
-    def __init__(self, obj: p.Expr, string: p.Expr, other: p.Expr, follower: str = "") -> None:
+    def __init__(self, obj: p.Expr, string: p.Expr, other: p.Expr, follower: str = "",
+                 space: bool = False) -> None:
         self.obj = obj
         self.string = string
         self.other = other
         # The marker the template writes after the arguments, if any: where a whole parse
         # first looks for the object's end (see object_end).
         self.follower = follower
+        self.space = space
         # For an object captured as one strict JSON value: the event's role, flags and info,
         # so a whole parse that records no failures decodes it here (what the capture and
         # the value would do, two calls fewer at every call).
         self.decoded_event = decoded_capture(obj)
+        # What a stream waiting here reads into (ValueAhead): the capture of one JSON value.
+        self.opening = value_opening(obj)
+
+    @property
+    def level(self) -> int:  # type: ignore[override]
+        return SEQUENCE_LEVEL if self.space else p.Expr.level
 
     def match(self, st: MatchState, pos: int) -> int:
-        if pos == st.n:
+        text, n = st.text, st.n
+        if self.space and (pos == n or text[pos] in SPACE_CHARS):
+            pos = SPACE.match(text, pos).end()  # type: ignore[union-attr]  # * always matches
+        if pos == n:
             return st.need(self, pos, pos) if st.partial else st.fail(pos, "the arguments")
-        first = st.text[pos]
+        first = text[pos]
         if first == "{":
             if self.decoded_event is None or st.partial or st.fail_pos != UNTRACED:
                 return self.obj.match(st, pos)  # a stream, or a trace: the general path
             end = -1
             if self.follower:  # object_end, inlined: at every call
-                text = st.text
                 at = text.find(self.follower, pos)
                 if at >= 0:
                     end = checked_end(text[pos:at].rstrip(JSON_SPACE), pos)
             if end < 0:
                 try:
-                    end = SCAN_ONCE(st.text, pos)[1]
+                    end = SCAN_ONCE(text, pos)[1]
                 except NO_VALUE:
                     return self.obj.match(st, pos)  # the scanner says where and what
             role, flags, info = self.decoded_event
@@ -93,8 +107,14 @@ class ByFirstCharacter(p.Expr):
             return end
         return (self.string if first == '"' else self.other).match(st, pos)
 
+    def with_space(self, before: bool, after: bool) -> p.Expr | None:
+        # Whitespace before only: whitespace after stays an item of its own.
+        if not before or after or self.space:
+            return None
+        return ByFirstCharacter(self.obj, self.string, self.other, self.follower, space=True)
+
     def describe(self) -> str:
-        return f"arguments({self.obj.describe()})"
+        return ("space " if self.space else "") + f"arguments({self.obj.describe()})"
 
     def children(self) -> tuple[p.Expr, ...]:
         return (self.obj, self.string, self.other)
@@ -132,6 +152,14 @@ def decoded_capture(obj: p.Expr) -> tuple[p.Role, int, Any] | None:
     """Return (role, flags, info) when obj captures one strict JSON value (None otherwise)."""
     if isinstance(obj, Capture) and type(obj.item) is JsonValue and not obj.item.python:
         return obj.role, obj.flags, obj.info
+    return None
+
+
+def value_opening(obj: p.Expr) -> tuple[p.Role, int, Any, bool] | None:
+    """Return (role, flags, info, python) when obj captures one JSON value of either flavour
+    (None otherwise)."""
+    if isinstance(obj, Capture) and type(obj.item) is JsonValue:
+        return obj.role, obj.flags, obj.info, obj.item.python
     return None
 
 

@@ -28,6 +28,7 @@ from analyzer.peg import Expr, ParseProblem, Parser, Role
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
 from analyzer.peg.expressions import Scope, Sequence
+from analyzer.peg.json_values import ValueAhead
 from analyzer.peg.parser import failure
 from analyzer.peg.roles import CONTINUED, PARTIAL
 from analyzer.peg.state import FAIL, NEED, Event, MatchState
@@ -140,8 +141,12 @@ class StreamParser:
 
     def _read_on(self, quiet: Quiet, buffer: str) -> list[Delta] | None:
         """Let a leaf that moves read on from the head of the resume point, stretching its
-        capture to where it would resume, in the state it would wait in (None: run)."""
-        if quiet.capture is UNKNOWN or quiet.capture is HELD:
+        capture to where it would resume, in the state it would wait in (None: run).
+
+        A value not begun yet (a ValueAhead at the head, its capture's flags not CONTINUED)
+        reads its first piece as the run records it; what follows continues the capture."""
+        capture = quiet.capture
+        if capture is UNKNOWN or capture is HELD:
             return None
         end, leaf = quiet.leaf.read_on(buffer)
         if end < 0:
@@ -149,7 +154,12 @@ class StreamParser:
         at = len(buffer) - end  # it waits at the end of the text, resumes at end
         if leaf is not quiet.leaf or at != quiet.at:
             head = quiet.head if leaf is quiet.leaf else quiet.head or quiet.leaf
-            self.quiet = quiet = tuple.__new__(Quiet, (leaf, at, quiet.capture, quiet.sink, head))
+            self.quiet = quiet = tuple.__new__(Quiet, (leaf, at, capture, quiet.sink, head))
+            if not capture[3] & CONTINUED:  # the first piece of a value: the rest continues it
+                deltas = self._stretched(quiet, end)
+                continued = (capture[0], 0, 0, capture[3] | CONTINUED, capture[4])
+                self.quiet = tuple.__new__(Quiet, (leaf, at, continued, None, head))
+                return deltas
         return self._stretched(quiet, end) if end else []
 
     def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
@@ -401,6 +411,11 @@ def head_capture(resume: Any, leaf: Expr) -> Any:
             break
     if isinstance(resume, Capture) and resume.item is leaf and resume.flags & CONTINUED:
         return (resume.role, 0, 0, resume.flags | PARTIAL, resume.info)
+    if resume is leaf and isinstance(leaf, ValueAhead) and leaf.opening is not None:
+        # A value not begun: a run from resume records its capture's first piece (not
+        # continued) from the start of the text.
+        role, flags, info, _ = leaf.opening
+        return (role, 0, 0, flags | PARTIAL, info)
     return UNKNOWN
 
 
@@ -420,8 +435,12 @@ def moving_quiet(state: MatchState, leaf: Expr, tentative: Any, at: int) -> Quie
 
 def with_leaf(resume: Expr, leaf: Expr, moved: Expr) -> Expr:
     """Return resume with leaf, at its head (as head_capture finds it), replaced by the same
-    leaf in a new state, built as a run that moved the leaf would build its resume point."""
+    leaf in a new state, built as a run that moved the leaf would build its resume point (a
+    ValueAhead read into: the capture it opens, continued, around the moved leaf)."""
     if resume is leaf:
+        if isinstance(leaf, ValueAhead) and leaf.opening is not None:
+            role, flags, info, _ = leaf.opening
+            return Capture(role, moved, info, flags | CONTINUED)
         return moved
     if isinstance(resume, Sequence):
         return Sequence((with_leaf(resume.items[0], leaf, moved), *resume.items[1:]))

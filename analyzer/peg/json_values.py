@@ -23,6 +23,7 @@ from analyzer.peg.json_scan import (
     PYTHON_BODY,
     STRICT,
     STRICT_BODY,
+    ScanOutcome,
     ScanState,
 )
 from analyzer.peg.state import FAIL, NEED, MatchState
@@ -91,31 +92,42 @@ class JsonValue(Expr):
 class JsonContinue(Expr):
     """The rest of a JSON value whose beginning an earlier chunk already scanned."""
 
-    __slots__ = ("python", "state")
+    __slots__ = ("python", "state", "body", "seen")
 
     def __init__(self, python: bool, state: ScanState) -> None:
         self.python = python
         self.state = state
+        # Inside a string: the regex of its body (what most chunks of a stream read).
+        quote = state.quote
+        self.body = (PYTHON_BODY[quote] if python else STRICT_BODY) if quote else None
+        # The text a stream's read_on scanned to where the value ends (or breaks), and that
+        # scan's outcome: the run that follows on the same text starts with the same scan.
+        self.seen: tuple[str, ScanOutcome] | None = None
 
     moves = True
 
     def match(self, st: MatchState, pos: int) -> int:
+        seen = self.seen
+        if seen is not None and seen[0] is st.text and not pos and st.partial:
+            self.seen = None
+            return scan_value(st, pos, self.python, self.state, self, seen[1])
         return scan_value(st, pos, self.python, self.state, self)
 
     def read_on(self, text: str) -> tuple[int, Expr]:
         # A run would scan on from this state: while the value is unfinished, it resumes where
         # the scan stopped (before a token cut short), in the state reached there.
-        state = self.state
-        if state.quote:  # inside a string, most chunks stay there: one regex, no new state
-            body = PYTHON_BODY[state.quote] if self.python else STRICT_BODY
+        body = self.body
+        if body is not None:  # inside a string, most chunks stay there: one regex, no state
             end = body.match(text).end()  # type: ignore[union-attr]  # * always matches
             size = len(text)
             if end == size or (end == size - 1 and text[end] == "\\"):
                 # the scan would stop there too: at the end, or before a backslash whose
                 # escape is not known yet (a chunk of escaped code often ends in one)
                 return end, self
+        state = self.state
         outcome = (PYTHON if self.python else STRICT).scan(text, 0, state, final=False)
         if outcome.status != INCOMPLETE:
+            self.seen = (text, outcome)  # the run that follows starts with this scan
             return -1, self
         if outcome.state == state:
             return outcome.pos, self
@@ -125,9 +137,48 @@ class JsonContinue(Expr):
         return ("python-value" if self.python else "json-value") + "(continued)"
 
 
-def scan_value(st: MatchState, pos: int, python: bool, state: ScanState, expr: Expr) -> int:
-    """Scan a value with the resumable scanner; on NEED resume after the scanned part."""
-    outcome = (PYTHON if python else STRICT).scan(st.text, pos, state, final=not st.partial)
+# The longest text a stream reads into a value not begun yet without running the grammar
+# (ValueAhead.read_on). A run tries json's C decoder first, which recurses per level of
+# nesting and may raise RecursionError; the resumable scanner never does. No text this
+# short nests near the recursion limit, so there both say the same (the value unfinished).
+READ_IN_LIMIT = 256
+
+
+class ValueAhead(Expr):
+    """A leaf where the capture of one JSON value opens (arguments told apart by their first
+    character). A run stops at it when the input ends right before the value (a chunk ending
+    with the marker before the arguments); a stream reads the next chunk into the value as
+    the run would (read_on), when that chunk begins the object and does not end it.
+
+    `opening` is (role, flags, info, python) of the capture the leaf opens with a `{`, or
+    None when it opens none such (the stream then runs)."""
+
+    __slots__ = ("opening",)
+    moves = True
+    opening: tuple[Any, int, Any, bool] | None
+
+    def read_on(self, text: str) -> tuple[int, Expr]:
+        # The run would match `{` and what follows as the value's capture does: the C decoder
+        # fails (the object is unfinished: the resumable scan stopped at the end of the text,
+        # where no closing brace of the object can follow), the resumable scan resumes from
+        # its state. Anything else (whitespace first, another first character, a value that
+        # ends, a broken one) runs.
+        opening = self.opening
+        if opening is None or text[:1] != "{" or len(text) > READ_IN_LIMIT:
+            return -1, self
+        python = opening[3]
+        outcome = (PYTHON if python else STRICT).scan(text, 0, INITIAL, final=False)
+        if outcome.status != INCOMPLETE:
+            return -1, self
+        return outcome.pos, JsonContinue(python, outcome.state)
+
+
+def scan_value(st: MatchState, pos: int, python: bool, state: ScanState, expr: Expr,
+               outcome: ScanOutcome | None = None) -> int:
+    """Scan a value with the resumable scanner (outcome: that scan, already made); on NEED
+    resume after the scanned part."""
+    if outcome is None:
+        outcome = (PYTHON if python else STRICT).scan(st.text, pos, state, final=not st.partial)
     if outcome.status == COMPLETE:
         return outcome.pos
     if outcome.status == INCOMPLETE:

@@ -210,3 +210,34 @@ def test_a_json_value_read_on_stops_where_its_scan_would(python: bool, value: st
             if at >= 0:
                 assert isinstance(moved, JsonContinue) and moved.state == want_state
                 assert (moved is leaf) == (want_state == outcome.state), (value[:cut], text)
+
+
+def matched_from(leaf: JsonContinue, text: str) -> tuple[int, object, int, object]:
+    """A stream run's match of leaf at the start of text: end, resume state, need end, and
+    the failure."""
+    st = MatchState(text, partial=True, traced=True)
+    end = leaf.match(st, 0)
+    resumed = st.resume.state if isinstance(st.resume, JsonContinue) else st.resume
+    return end, resumed, st.need_end, (st.fail_pos, st.expected)
+
+
+@pytest.mark.parametrize(("python", "value"), READ_ON_VALUES)
+def test_a_run_after_a_read_on_that_ends_the_value_matches_as_a_fresh_scan(
+        python: bool, value: str) -> None:
+    # A read_on that finds the value ended (or broken) keeps its scan for the run that follows
+    # on the same text; that run, and a run on any other text, match as a fresh leaf does.
+    for cut in range(1, len(value)):
+        outcome = (PYTHON if python else STRICT).scan(value[:cut], 0, INITIAL, final=False)
+        if outcome.status != INCOMPLETE:
+            continue
+        rest = value[outcome.pos :] + " <end>"
+        for end in range(len(rest) + 1):
+            text = rest[:end]
+            leaf = JsonContinue(python, outcome.state)
+            if leaf.read_on(text)[0] >= 0:
+                continue
+            fresh = matched_from(JsonContinue(python, outcome.state), text)
+            other = text[:-1]  # a text the scan would read otherwise
+            assert matched_from(leaf, other) == matched_from(
+                JsonContinue(python, outcome.state), other), (value[:cut], text)
+            assert matched_from(leaf, text) == fresh, (value[:cut], text)
