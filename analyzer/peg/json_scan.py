@@ -151,9 +151,12 @@ class Scanner:
                     pos += 1
                     expect = VALUE
                     continue
-            elif char in bodies:  # a string: its body, then its closing quote
+            elif char in bodies:  # a string: its body, then its closing quote or the end
                 end = bodies[char].match(text, pos + 1).end()  # type: ignore[union-attr]
-                if end < size and text[end] == char:
+                if end >= size:  # unfinished: resume at the end, inside it
+                    state = NEW(ScanState, (stack, expect, char, expect in KEYS))
+                    return self._stop(INCOMPLETE, end, state, final)
+                if text[end] == char:
                     pos = end + 1
                     expect = COLON if expect in KEYS else (COMMA_OR_CLOSE if stack else DONE)
                     if expect == DONE:
