@@ -27,6 +27,9 @@ PYTHON_BODY = {
     "'": re.compile(r"[^'\\]*(?:\\[\s\S][^'\\]*)*"),
     '"': re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*'),
 }
+SPACE_CHARS = " \t\r\n"
+KEYS = (KEY, KEY_OR_CLOSE)
+VALUES = (VALUE, VALUE_OR_CLOSE)
 STRICT_WORDS = ("true", "false", "null")
 PYTHON_WORDS = ("true", "false", "null", "True", "False", "None")
 CLOSER = {"{": "}", "[": "]"}
@@ -113,6 +116,8 @@ class Scanner:
         self.python = python
         self.words = PYTHON_WORDS if python else STRICT_WORDS
         self.quotes = "'\"" if python else '"'
+        # Each quote's string body (up to the closing quote or an escape to check).
+        self.bodies = PYTHON_BODY if python else {'"': STRICT_BODY}
 
     def scan(self, text: str, pos: int, state: ScanState, final: bool) -> ScanOutcome:
         """Scan from pos in state; with final, the input ends at len(text) for good."""
@@ -124,12 +129,44 @@ class Scanner:
             expect = COLON if state.in_key else after_value(stack)
             if expect == DONE:
                 return NEW(ScanOutcome, (COMPLETE, pos, INITIAL, ""))
+        # The usual tokens are read here, in one frame (a stream scans most chunks that leave
+        # a string: a call per token costs more than the token's regex); numbers, words and
+        # whatever ends the scan go through _token.
+        size, bodies = len(text), self.bodies
         while True:
-            pos = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
-            if pos >= len(text):
+            if pos < size and text[pos] in SPACE_CHARS:
+                pos = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if pos >= size:
                 return self._stop(
                     INCOMPLETE, pos, NEW(ScanState, (stack, expect, "", False)), final
                 )
+            char = text[pos]
+            if expect == COMMA_OR_CLOSE:
+                if char == ",":
+                    pos += 1
+                    expect = KEY if stack[-1] == "{" else VALUE
+                    continue
+            elif expect == COLON:
+                if char == ":":
+                    pos += 1
+                    expect = VALUE
+                    continue
+            elif char in bodies:  # a string: its body, then its closing quote or the end
+                end = bodies[char].match(text, pos + 1).end()  # type: ignore[union-attr]
+                if end >= size:  # unfinished: resume at the end, inside it
+                    state = NEW(ScanState, (stack, expect, char, expect in KEYS))
+                    return self._stop(INCOMPLETE, end, state, final)
+                if text[end] == char:
+                    pos = end + 1
+                    expect = COLON if expect in KEYS else (COMMA_OR_CLOSE if stack else DONE)
+                    if expect == DONE:
+                        return NEW(ScanOutcome, (COMPLETE, pos, INITIAL, ""))
+                    continue
+            elif char == "{" and expect in VALUES:
+                pos += 1
+                stack += char
+                expect = KEY_OR_CLOSE
+                continue
             outcome = self._token(text, pos, stack, expect, final)
             if isinstance(outcome, ScanOutcome):
                 return outcome
