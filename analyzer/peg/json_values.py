@@ -32,7 +32,9 @@ DECODER = json.JSONDecoder()
 # The decoder's scanner itself: raw_decode is a Python frame around it that only turns its
 # StopIteration (no value here) into a ValueError; values are decoded at every call.
 SCAN_ONCE: Callable[[str, int], tuple[Any, int]] = DECODER.scan_once  # type: ignore[attr-defined]
-NO_VALUE = (StopIteration, ValueError)
+# Where the C scanner gives no value: none here (StopIteration, ValueError), or nesting deeper
+# than it recurses (RecursionError). The resumable scanner, which never recurses, then decides.
+NO_VALUE = (StopIteration, ValueError, RecursionError)
 STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
 PYTHON_TOKEN = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\bTrue\b|\bFalse\b|\bNone\b""", re.DOTALL

@@ -7,13 +7,13 @@ analysis page's options form); without them, the options the page starts with.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from lab import untrusted_json
 from lab.analyses import engine, parsing, samples
 from lab.analyses.models import Analysis
 
@@ -44,7 +44,7 @@ def request_options(request: HttpRequest, analysis: Analysis) -> parsing.ParserO
     raw = request.GET.get("options", "")
     if not raw:
         return base
-    data: Any = json.loads(raw)
+    data: Any = untrusted_json.loads(raw)
     if not isinstance(data, dict):
         raise ValueError("options: expected a JSON object")
     return parsing.options_from_dict(data, base)

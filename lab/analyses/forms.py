@@ -8,6 +8,7 @@ from typing import Any, TypeVar, cast
 from django import forms
 from django.conf import settings
 
+from lab import untrusted_json
 from lab.analyses.parsing import TOOL_CHOICES, ParserOptions
 
 
@@ -180,7 +181,7 @@ class ParserOptionsForm(forms.Form):
         if not text:
             return []
         try:
-            tools = json.loads(text)
+            tools = untrusted_json.loads(text)
         except ValueError as exc:
             raise forms.ValidationError(
                 f"Tools must be a JSON array of tool definitions: {exc}"

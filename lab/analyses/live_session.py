@@ -7,11 +7,11 @@ the consumer decodes frames and sends what `receive_text` returns.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
 
+from lab import untrusted_json
 from lab.analyses import parsing
 from lab.analyses.messages import (
     AppendMessage,
@@ -57,7 +57,7 @@ class LiveSession:
         if text is None:
             return _refused("binary_frame", "binary frames are not read: send JSON as a text frame")
         try:
-            content = json.loads(text)
+            content = untrusted_json.loads(text)
         except ValueError as exc:
             return _refused("not_json", f"the frame is not JSON ({exc})")
         return self.receive(content)

@@ -19,6 +19,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from lab import untrusted_json
 from lab.analyses import engine, parsing
 from lab.analyses.exports import BAD_REQUEST, CONFLICT, json_error
 from lab.analyses.models import Analysis
@@ -52,8 +53,8 @@ def parse_output(request: HttpRequest, pk: int) -> HttpResponseBase:
 def read_body(raw: bytes) -> dict[str, Any]:
     """Check the body's fields: output a string, options an object, chunk a positive int."""
     try:
-        body = json.loads(raw or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        body = untrusted_json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
         raise BadParseRequest(f"body: expected JSON; found invalid JSON ({exc})") from exc
     if not isinstance(body, dict):
         raise BadParseRequest("body: expected a JSON object with \"output\"")

@@ -21,6 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from analyzer.analysis.playground import RenderResult
+from lab import untrusted_json
 from lab.analyses import comparing, engine, playground, serving
 from lab.analyses.exports import BAD_REQUEST, json_error
 from lab.analyses.models import Analysis, Template
@@ -41,7 +42,7 @@ def render_template(request: HttpRequest, sha256: str) -> JsonResponse:
     if template is None:
         return json_error(NOT_FOUND, "not_found", f"no stored template {sha256}")
     try:
-        body = json.loads(request.body or b"{}")
+        body = untrusted_json.loads(request.body or b"{}")
         if not isinstance(body, dict):
             raise ValueError("expected a JSON object with \"messages\"")
         vs = body.pop("vs", None)

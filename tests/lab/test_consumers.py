@@ -181,6 +181,8 @@ BAD_FRAMES = [
     (b"\x00\x01", "binary_frame", "binary frames are not read: send JSON as a text frame"),
     ("not json", "not_json", "the frame is not JSON (Expecting value: line 1 column 1 (char 0))"),
     ("[1, 2]", "not_an_object", "a message is a JSON object; found an array"),
+    ("[" * 100_000, "not_json", "the frame is not JSON (nested deeper than this server reads "
+     "(thousands of levels of [ or {))"),
     ({"type": "options", "options": [1], "text": ""}, "bad_field",
      "`options` needs `options` as an object; found an array"),
     ({"type": "append", "chunk": 42}, "bad_field",

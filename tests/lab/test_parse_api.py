@@ -85,6 +85,7 @@ def test_stream_answers_server_sent_events_of_deltas(client: Client, done: Analy
 
 @pytest.mark.parametrize(("body", "message"), [
     ("{oops", "body: expected JSON"),
+    ('{"output": ' + "[" * 100_000, "body: expected JSON; found invalid JSON (nested deeper"),
     ({"options": {}}, "output: expected the model's output as a string"),
     ({"output": "x", "options": []}, "options: expected a JSON object"),
     ({"output": "x", "chunk": 0}, "chunk: expected a positive integer"),
