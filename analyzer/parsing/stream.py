@@ -112,28 +112,31 @@ class StreamParser:
         if quiet is None:
             deltas = self._advance(partial=True)
         else:
+            # Unpacked, not read by name: a named tuple's field is a descriptor Python 3.11
+            # does not specialize (a type lookup per read, on every chunk).
             leaf, at, capture, sink, _ = quiet
             if leaf.moves:
                 deltas = self._read_on(quiet, buffer)
                 if deltas is None:
                     deltas = self._advance(partial=True)
-                if watch.pending:
-                    watch.settle(final=False)
-                return deltas
-            end = leaf.waiting_end(buffer, at)
-            if end == at:
-                deltas = []  # the leaf waits where it did: nothing new is certain
-            elif end < 0 or capture is UNKNOWN:
-                deltas = self._advance(partial=True)
-            elif sink is None or sink is NO_SINK or self.memo:
-                deltas = self._stretched(quiet, end)
-            else:  # _stretched's usual case, inlined (most chunks of a long value come here)
-                text = buffer[:end]
-                delta = sink(text)
-                self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
-                self.buffer = buffer[end:]
-                self.offset += end
-                deltas = [] if delta is None else [delta]
+            else:  # the leaf says where it waits: no run when it waits where it did or reads on
+                end = leaf.waiting_end(buffer, at)
+                if end == at:
+                    deltas = []  # it waits where it did: nothing new is certain
+                elif end < 0 or capture is UNKNOWN:
+                    deltas = self._advance(partial=True)
+                elif capture is HELD:  # nothing is final yet: the leaf only waits further on
+                    self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
+                    deltas = []
+                elif sink is None or sink is NO_SINK or self.memo:
+                    deltas = self._stretched(quiet, end)
+                else:  # _stretched's usual case, inlined (most chunks of a value come here)
+                    text = buffer[:end]
+                    delta = sink(text)
+                    self.gone.append(text)  # _drop's work: a run's drop counts its pieces
+                    self.buffer = buffer[end:]
+                    self.offset += end
+                    deltas = [] if delta is None else [delta]
         if watch.pending:
             watch.settle(final=False)
         return deltas
@@ -155,19 +158,17 @@ class StreamParser:
     def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
         """Give a skipped run's deltas: the quiet stream's capture stretched over buffer[:end],
         all of it final, and that text dropped (a held run only waits further on)."""
-        capture = quiet.capture
+        leaf, at, capture, sink, head = quiet  # unpacked: see feed
         if capture is HELD:  # nothing is final yet: the leaf only waits further on
-            self.quiet = tuple.__new__(Quiet, (quiet.leaf, end, HELD, None, None))
+            self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
             return []
         deltas: list[Delta] = []
         buffer = self.buffer
         text = buffer[:end]
         if capture is not None:
-            sink = quiet.sink
             if sink is None:
                 sink = self._sink(capture)
-                self.quiet = tuple.__new__(Quiet, (quiet.leaf, quiet.at, capture, sink,
-                                                   quiet.head))
+                self.quiet = tuple.__new__(Quiet, (leaf, at, capture, sink, head))
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
@@ -267,7 +268,7 @@ class StreamParser:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
         quiet, self.quiet = self.quiet, None
-        if quiet is not None and quiet.head is not None:
+        if quiet is not None and quiet[4] is not None:  # head (see feed: no name lookup)
             self.expr = with_leaf(self.expr, quiet.head, quiet.leaf)
         state = self.state
         while not self.raw:
