@@ -116,9 +116,8 @@ class StreamParser:
             # does not specialize (a type lookup per read, on every chunk).
             leaf, at, capture, sink, _ = quiet
             if leaf.moves:
-                deltas = self._read_on(quiet, buffer)
-                if deltas is None:
-                    deltas = self._advance(partial=True)
+                read = self._read_on(quiet, buffer)
+                deltas = self._advance(partial=True) if read is None else read
             else:  # the leaf says where it waits: no run when it waits where it did or reads on
                 end = leaf.waiting_end(buffer, at)
                 if end == at:
