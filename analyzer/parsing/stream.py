@@ -111,31 +111,30 @@ class StreamParser:
         quiet = self.quiet
         if quiet is None:
             deltas = self._advance(partial=True)
-        else:
-            # Unpacked, not read by name: a named tuple's field is a descriptor Python 3.11
-            # does not specialize (a type lookup per read, on every chunk).
+        elif quiet.leaf.moves:
+            read = self._read_on(quiet, buffer)
+            deltas = self._advance(partial=True) if read is None else read
+        else:  # the leaf says where it waits: no run when it waits where it did or reads on
+            # Unpacked once (a skipped chunk reads four of its fields): a named tuple's unpack
+            # is not specialized, but costs less than four reads of a field by name.
             leaf, at, capture, sink, _ = quiet
-            if leaf.moves:
-                read = self._read_on(quiet, buffer)
-                deltas = self._advance(partial=True) if read is None else read
-            else:  # the leaf says where it waits: no run when it waits where it did or reads on
-                end = leaf.waiting_end(buffer, at)
-                if end == at:
-                    deltas = []  # it waits where it did: nothing new is certain
-                elif end < 0 or capture is UNKNOWN:
-                    deltas = self._advance(partial=True)
-                elif capture is HELD:  # nothing is final yet: the leaf only waits further on
-                    self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
-                    deltas = []
-                elif sink is None or sink is NO_SINK or self.memo:
-                    deltas = self._stretched(quiet, end)
-                else:  # _stretched's usual case, inlined (most chunks of a value come here)
-                    text = buffer[:end]
-                    delta = sink(text)
-                    self.gone.append(text)  # _drop's work: a run's drop counts its pieces
-                    self.buffer = buffer[end:]
-                    self.offset += end
-                    deltas = [] if delta is None else [delta]
+            end = leaf.waiting_end(buffer, at)
+            if end == at:
+                deltas = []  # it waits where it did: nothing new is certain
+            elif end < 0 or capture is UNKNOWN:
+                deltas = self._advance(partial=True)
+            elif capture is HELD:  # nothing is final yet: the leaf only waits further on
+                self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
+                deltas = []
+            elif sink is None or sink is NO_SINK or self.memo:
+                deltas = self._stretched(quiet, end)
+            else:  # _stretched's usual case, inlined (most chunks of a long value come here)
+                text = buffer[:end]
+                delta = sink(text)
+                self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
+                self.buffer = buffer[end:]
+                self.offset += end
+                deltas = [] if delta is None else [delta]
         if watch.pending:
             watch.settle(final=False)
         return deltas
@@ -157,17 +156,19 @@ class StreamParser:
     def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
         """Give a skipped run's deltas: the quiet stream's capture stretched over buffer[:end],
         all of it final, and that text dropped (a held run only waits further on)."""
-        leaf, at, capture, sink, head = quiet  # unpacked: see feed
+        capture = quiet.capture
         if capture is HELD:  # nothing is final yet: the leaf only waits further on
-            self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
+            self.quiet = tuple.__new__(Quiet, (quiet.leaf, end, HELD, None, None))
             return []
         deltas: list[Delta] = []
         buffer = self.buffer
         text = buffer[:end]
         if capture is not None:
+            sink = quiet.sink
             if sink is None:
                 sink = self._sink(capture)
-                self.quiet = tuple.__new__(Quiet, (leaf, at, capture, sink, head))
+                self.quiet = tuple.__new__(Quiet, (quiet.leaf, quiet.at, capture, sink,
+                                                   quiet.head))
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
