@@ -112,20 +112,21 @@ class StreamParser:
         quiet = self.quiet
         if quiet is None:
             deltas = self._advance(partial=True)
-        else:
+        elif quiet.leaf.moves:
+            read = self._read_on(quiet, buffer)
+            deltas = self._advance(partial=True) if read is None else read
+        else:  # the leaf says where it waits: no run when it waits where it did or reads on
+            # Unpacked once (a skipped chunk reads four of its fields): a named tuple's unpack
+            # is not specialized, but costs less than four reads of a field by name.
             leaf, at, capture, sink, _ = quiet
-            if leaf.moves:
-                deltas = self._read_on(quiet, buffer)
-                if deltas is None:
-                    deltas = self._advance(partial=True)
-                if watch.pending:
-                    watch.settle(final=False)
-                return deltas
             end = leaf.waiting_end(buffer, at)
             if end == at:
-                deltas = []  # the leaf waits where it did: nothing new is certain
+                deltas = []  # it waits where it did: nothing new is certain
             elif end < 0 or capture is UNKNOWN:
                 deltas = self._advance(partial=True)
+            elif capture is HELD:  # nothing is final yet: the leaf only waits further on
+                self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
+                deltas = []
             elif sink is None or sink is NO_SINK or self.memo:
                 deltas = self._stretched(quiet, end)
             else:  # _stretched's usual case, inlined (most chunks of a long value come here)
@@ -277,7 +278,7 @@ class StreamParser:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
         quiet, self.quiet = self.quiet, None
-        if quiet is not None and quiet.head is not None:
+        if quiet is not None and quiet[4] is not None:  # head (see feed: no name lookup)
             self.expr = with_leaf(self.expr, quiet.head, quiet.leaf)
         state = self.state
         while not self.raw:
