@@ -60,8 +60,9 @@ STRING_THEN_KEY = re.compile(f"(?>({STRING.pattern})){AFTER_VALUE}")
 # What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
 AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
 # Where arguments written last may end: a `}` the call object's own `}` follows (group 1:
-# up to the object's end, as NEXT_KEY reads it there).
-ENDS = re.compile(f"\\}}(?=({SPACES}\\}}))")
+# up to the object's end, as NEXT_KEY reads it there), the last such in a run of `}` (where
+# nested objects end with the arguments, the object's own is the run's last `}`).
+ENDS = re.compile(f"\\}}(?=({SPACES}\\}})(?!{SPACES}\\}}))")
 # How far a whole parse looks for those ends, and how many it checks, before the json scanner
 # reads the arguments (longer ones, nested ones ending together, `}}` in strings): a search
 # that finds nothing, where the object goes on after its arguments, stays bounded.

@@ -170,7 +170,7 @@ def test_arguments_written_last_are_checked_not_scanned(
     assert spans and not calls  # every call's arguments taken by the check
     # Nested objects ending together, `}}` in a string: the next candidates are checked.
     first, end = spans[0]
-    for other in ('{"q": {"b": {}}}', '{"s": "a}}b"}', '{"q": {"b": 1} }'):
+    for other in ('{"q": {"b": {}}}', '{"s": "a}}b", "t": "c}}d"}', '{"q": {"b": 1} }'):
         whole_outcome(start, text[:first] + other + text[end:], False)
         assert not calls, other
     # Where the arguments are no strict object, the general path reads them.
