@@ -71,27 +71,27 @@ class ByFirstCharacter(p.Expr):
         self.decoded_event = decoded_capture(obj)
 
     def match(self, st: MatchState, pos: int) -> int:
-        if pos == st.n:
-            return st.need(self, pos, pos) if st.partial else st.fail(pos, "the arguments")
-        first = st.text[pos]
-        if first == "{":
-            if self.decoded_event is None or st.partial or st.fail_pos != UNTRACED:
+        text = st.text
+        if pos < st.n and text[pos] == "{":
+            event = self.decoded_event
+            if event is None or st.partial or st.fail_pos != UNTRACED:
                 return self.obj.match(st, pos)  # a stream, or a trace: the general path
             end = -1
             if self.follower:  # object_end, inlined: at every call
-                text = st.text
                 at = text.find(self.follower, pos)
                 if at >= 0:
                     end = checked_end(text[pos:at].rstrip(JSON_SPACE), pos)
             if end < 0:
                 try:
-                    end = SCAN_ONCE(st.text, pos)[1]
+                    end = SCAN_ONCE(text, pos)[1]
                 except NO_VALUE:
                     return self.obj.match(st, pos)  # the scanner says where and what
-            role, flags, info = self.decoded_event
+            role, flags, info = event
             st.events.append((role, pos, end, flags, info))
             return end
-        return (self.string if first == '"' else self.other).match(st, pos)
+        if pos == st.n:
+            return st.need(self, pos, pos) if st.partial else st.fail(pos, "the arguments")
+        return (self.string if text[pos] == '"' else self.other).match(st, pos)
 
     def describe(self) -> str:
         return f"arguments({self.obj.describe()})"
