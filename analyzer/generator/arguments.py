@@ -86,11 +86,9 @@ class ByFirstCharacter(ValueAhead):
         text, n = st.text, st.n
         if self.space and (pos == n or text[pos] in SPACE_CHARS):
             pos = SPACE.match(text, pos).end()  # type: ignore[union-attr]  # * always matches
-        if pos == n:
-            return st.need(self, pos, pos) if st.partial else st.fail(pos, "the arguments")
-        first = text[pos]
-        if first == "{":
-            if self.decoded_event is None or st.partial or st.fail_pos != UNTRACED:
+        if pos < n and text[pos] == "{":
+            event = self.decoded_event
+            if event is None or st.partial or st.fail_pos != UNTRACED:
                 return self.obj.match(st, pos)  # a stream, or a trace: the general path
             end = -1
             if self.follower:  # object_end, inlined: at every call
@@ -102,10 +100,12 @@ class ByFirstCharacter(ValueAhead):
                     end = SCAN_ONCE(text, pos)[1]
                 except NO_VALUE:
                     return self.obj.match(st, pos)  # the scanner says where and what
-            role, flags, info = self.decoded_event
+            role, flags, info = event
             st.events.append((role, pos, end, flags, info))
             return end
-        return (self.string if first == '"' else self.other).match(st, pos)
+        if pos == n:
+            return st.need(self, pos, pos) if st.partial else st.fail(pos, "the arguments")
+        return (self.string if text[pos] == '"' else self.other).match(st, pos)
 
     def with_space(self, before: bool, after: bool) -> p.Expr | None:
         # Whitespace before only: whitespace after stays an item of its own.

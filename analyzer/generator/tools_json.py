@@ -29,7 +29,6 @@ from analyzer.generator.build import (
     read_at_once,
 )
 from analyzer.generator.calls import CallGrammar, separator
-from analyzer.model import ToolFormatAnalysis
 from analyzer.peg.captures import Capture, StringCapture
 from analyzer.peg.expressions import SEQUENCE_LEVEL, Choice, Commit, Repeat
 from analyzer.peg.expressions import Sequence as Items
@@ -60,9 +59,14 @@ NEXT_KEY = re.compile(AFTER_VALUE)
 STRING_THEN_KEY = re.compile(f"(?>({STRING.pattern})){AFTER_VALUE}")
 # What follows a call in a `[...]` array: the comma and the whitespace after it, or `]`.
 AFTER_CALL = re.compile(SPACES + "(?:," + SPACES + "|(\\]))")
-# How far a whole parse looks for the end of arguments written last (longer ones, or none
-# found: the json scanner reads them), so that a search that finds nothing stays bounded.
-ENDS_WINDOW = 1 << 14
+# Where arguments written last may end: a `}` the call object's own `}` follows (group 1:
+# up to the object's end, as NEXT_KEY reads it there), the last such in a run of `}` (where
+# nested objects end with the arguments, the object's own is the run's last `}`).
+ENDS = re.compile(f"\\}}(?=({SPACES}\\}})(?!{SPACES}\\}}))")
+# How far a whole parse looks for those ends, and how many it checks, before the json scanner
+# reads the arguments (longer ones, nested ones ending together, `}}` in strings): a search
+# that finds nothing, where the object goes on after its arguments, stays bounded.
+ENDS_WINDOW, ENDS_TRIES = 1 << 13, 3
 # Models swap these two names of the arguments member.
 SWAPPED_KEYS = {"arguments": "parameters", "parameters": "arguments"}
 
@@ -184,14 +188,13 @@ def other_member(reserved: list[str], python: bool) -> p.Expr:
     return p.choice(lost, key) + p.json_value(python)
 
 
-def members(name: Member, items: list[Item], python: bool, order: Sequence[str] = (),
-            follows: str = "") -> Member:
+def members(name: Member, items: list[Item], python: bool, order: Sequence[str] = ()
+            ) -> Member:
     """Match a JSON object holding the name member and any of items, in any order.
 
     Once a known key is read the object is settled (commit), so a stream may send its
     value as it comes. The head runs from `{` to the end of the name member's head.
-    order: the keys as the template writes them; follows: a regex of what the template
-    writes after the object (both only hints for a whole parse's shortcuts)."""
+    order: the keys as the template writes them (a hint for a whole parse's shortcuts)."""
     known = [p.json_key(key, python) + p.commit() + value for key, value in items]
     other = other_member([name.key, *(k for k, _ in items)], python)
     one = p.choice(*known, other)
@@ -202,7 +205,7 @@ def members(name: Member, items: list[Item], python: bool, order: Sequence[str] 
     after = EndsBefore(p.zero_or_more(comma + one), ("}",), skip_space=True)
     whole = before + name.whole + after + p.space() + p.literal("}")
     if not python and all(plain_key(key) for key in (name.key, *keys)):
-        whole = MemberLoop(whole, name, dict(items), other, order, follows)
+        whole = MemberLoop(whole, name, dict(items), other, order)
     return Member(name.key, whole, before + name.head)
 
 
@@ -225,17 +228,16 @@ class MemberLoop(StandsFor):
     Where the template writes its members in a known order, the members before the
     arguments are read by one regex in that order (`head`: the opening, the name and the
     string-valued ids, then the next key); and where the arguments come last, their object
-    is taken up to a closing brace followed by the object's own and by what the template
-    writes after the object (`ends`), where one strict check (msgspec) accepts that text as
-    one object: what the json scanner would read, without building it. Anything else goes
-    the member by member way above."""
+    is taken up to a closing brace the object's own follows (ENDS), where one strict check
+    (msgspec) accepts that text as one object: what the json scanner would read, without
+    building it. Anything else goes the member by member way above."""
 
     __slots__ = ("sequence", "name_key", "name", "name_commits", "name_read",
                  "values", "strings", "other", "head", "head_events", "head_commits",
-                 "last", "ends", "last_event")
+                 "last", "last_event")
 
     def __init__(self, sequence: p.Expr, name: Member, values: dict[str, p.Expr],
-                 other: p.Expr, order: Sequence[str] = (), follows: str = "") -> None:
+                 other: p.Expr, order: Sequence[str] = ()) -> None:
         self.sequence = sequence
         self.name_key = name.key
         self.name, self.name_commits = without_last_commits(name.whole)
@@ -254,12 +256,10 @@ class MemberLoop(StandsFor):
         self.other = other
         self.head, self.head_events, self.head_commits = self.ordered_head(order)
         # The arguments' key where the template writes them last, as one strict JSON object
-        # (ByFirstCharacter's decoded capture): their end found by `ends`, then checked.
+        # (ByFirstCharacter's decoded capture): their end found by ENDS, then checked.
         last = values.get(order[-1]) if order else None
         self.last_event = last.decoded_event if isinstance(last, ByFirstCharacter) else None
         self.last = order[-1] if self.last_event is not None else None
-        after = f"{SPACES}(?:{follows})" if follows else ""
-        self.ends = re.compile(f"\\}}(?=({SPACES}\\}}){after})")
 
     def ordered_head(self, order: Sequence[str]) -> tuple[
             re.Pattern[str] | None, tuple[tuple[int, Role, int, Any], ...], int]:
@@ -324,15 +324,18 @@ class MemberLoop(StandsFor):
                 at = member.end()
                 event = self.last_event
                 if key == self.last and named and event and text.startswith("{", at):
-                    # The arguments, last: up to a `}` the object's own `}` follows (and
-                    # what follows the object), where the check takes that text as one object.
-                    closed = self.ends.search(text, at, at + ENDS_WINDOW)
-                    if closed is not None:
+                    # The arguments, last: up to a `}` the object's own `}` follows, where
+                    # the check takes that text as one object (else at the next such `}`).
+                    limit, tries = at + ENDS_WINDOW, ENDS_TRIES
+                    closed = ENDS.search(text, at, limit)
+                    while closed is not None:
                         end = checked_end(text[at : closed.end()], at)
                         if end >= 0:
                             role, flags, info = event
                             st.events.append((role, at, end, flags, info))
                             return closed.end(1)  # NEXT_KEY's brace, as the loop reads it
+                        tries -= 1
+                        closed = ENDS.search(text, closed.end(), limit) if tries else None
                 string = strings.get(key)
                 if string is not None and (found := STRING_THEN_KEY.match(text, at)) is not None:
                     # StringCapture.match's step, in the choice's place: two frames less
@@ -452,10 +455,10 @@ def field_members(b: Build, names: list[str]) -> tuple[Member, list[Item]]:
     return Member(name_key, name + p.commit(), name), items
 
 
-def call_object(b: Build, names: list[str], follows: str | None = None) -> Member:
-    """Match one call object (and its head, up to the function name). follows: a regex of
-    what the template writes after the object, where the call is the template's own (a
-    whole parse of a flat object reads its members in the template's order first)."""
+def call_object(b: Build, names: list[str], ordered: bool = False) -> Member:
+    """Match one call object (and its head, up to the function name). ordered: the call is
+    the template's own (a whole parse of a flat object reads its members in the template's
+    order first)."""
     fmt = b.analysis.tools.format
     python = fmt.uses_python_dicts
     if fmt.fun_name_is_key:
@@ -470,8 +473,8 @@ def call_object(b: Build, names: list[str], follows: str | None = None) -> Membe
         inner = members(name, items, python)
         key = p.json_key(nesting, python)
         name = Member(nesting, key + inner.whole, key + inner.head)
-    elif follows is not None:
-        return members(name, items, python, fmt.parameter_order, follows)
+    elif ordered:
+        return members(name, items, python, fmt.parameter_order)
     return members(name, items, python)
 
 
@@ -554,19 +557,11 @@ class CallArray(StandsFor):
         return self.sequence.first_leaf()
 
 
-def after_call(fmt: ToolFormatAnalysis) -> str:
-    """A regex of what the template writes right after a call object: its per-call end, the
-    comma or bracket of its array, its section's end ("": nothing known)."""
-    ends = (fmt.per_call_end.strip(), "" if fmt.tools_array_wrapped else fmt.section_end.strip())
-    end = next((re.escape(end) for end in ends if end), "")
-    return ",|\\]" if fmt.tools_array_wrapped and not end else end
-
-
 def json_calls(b: Build, tools: Sequence[Mapping[str, Any]]) -> CallGrammar:
     """Build the tool-call grammar for a JSON_NATIVE template."""
     fmt = b.analysis.tools.format
     names = p.tool_names(tools)
-    obj = call_object(b, names, after_call(fmt))
+    obj = call_object(b, names, ordered=True)
     call = p.rule("tool-call", p.tool(obj.whole))
     per_call_start = fmt.per_call_start.strip()
     unit = lit(per_call_start) + p.space() + call

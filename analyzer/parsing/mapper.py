@@ -481,36 +481,40 @@ def to_message(result: ParseResult) -> Message:
     of, five handler calls per call); any other event goes to its handler, as there."""
     builder = MessageBuilder()
     text, calls, handlers = result.text, builder.calls, HANDLERS
+    call: CallDraft | None = None  # the open last call, while only these steps touched it
     for role, start, end, flags, info in result.events:
         if role in WHOLE_STEPS:
             if role is TOOL_OPEN:  # _open
-                calls.append(CallDraft())
+                call = CallDraft()
+                calls.append(call)
                 builder.gap = ""
                 continue
             if info is None and not flags & ~QUOTED:
                 if role is TOOL_ARGS:
                     if not flags:  # _json_args of plain JSON text
-                        call = calls[-1] if calls and not calls[-1].closed else builder._call()
+                        if call is None:
+                            call = calls[-1] if calls and not calls[-1].closed else builder._call()
                         if end > start:
                             call.args.append(text[start:end])
                         continue
                 elif role is TOOL_NAME:  # _name of a whole name
-                    last = calls[-1] if calls else None
-                    call = last if last is not None and not last.closed and not last.name \
-                        else builder._call(fresh=True)
+                    if call is None or call.name:  # a name after a named call: a new one
+                        call = builder._call(fresh=True)
                     value = text[start:end]
                     call.name = value if not flags else value[1:-1] if "\\" not in value \
                         else json.loads(value)
                     call.announced = True
                     continue
                 elif role is CALL_ID:  # _id of a whole id
-                    call = calls[-1] if calls and not calls[-1].closed else builder._call()
+                    if call is None:
+                        call = calls[-1] if calls and not calls[-1].closed else builder._call()
                     value = text[start:end]
                     call.id = value if not flags else value[1:-1] if "\\" not in value \
                         else json.loads(value)
                     continue
                 else:  # _close of a call read whole (not broken)
-                    call = calls[-1] if calls and not calls[-1].closed else builder._call()
+                    if call is None:
+                        call = calls[-1] if calls and not calls[-1].closed else builder._call()
                     call.closed = True
                     builder.split = True
                     if not call.arg_count:
@@ -518,10 +522,12 @@ def to_message(result: ParseResult) -> Message:
                             call.args.append("{}")
                     else:
                         call.args.append("}")
+                    call = None
                     continue
         handler = handlers.get(role)
         if handler is not None:
             handler(builder, text[start:end], flags, info)
+            call = None  # a handler may have opened, closed or dropped a call
     return builder.message()
 
 

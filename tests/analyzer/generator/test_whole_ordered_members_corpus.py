@@ -168,8 +168,12 @@ def test_arguments_written_last_are_checked_not_scanned(
     spans = list(arguments_at(text))
     assert whole_outcome(start, text, False)[0] == len(text)
     assert spans and not calls  # every call's arguments taken by the check
-    # Where the arguments are no strict object, the general path reads them.
+    # Nested objects ending together, `}}` in a string: the next candidates are checked.
     first, end = spans[0]
+    for other in ('{"q": {"b": {}}}', '{"s": "a}}b", "t": "c}}d"}', '{"q": {"b": 1} }'):
+        whole_outcome(start, text[:first] + other + text[end:], False)
+        assert not calls, other
+    # Where the arguments are no strict object, the general path reads them.
     for other in DEPARTED_ARGUMENTS[:6]:
         whole_outcome(start, text[:first] + other + text[end:], False)
         assert first in calls, other
