@@ -278,7 +278,7 @@ class StreamParser:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
         quiet, self.quiet = self.quiet, None
-        if quiet is not None and quiet[4] is not None:  # head (see feed: no name lookup)
+        if quiet is not None and quiet.head is not None:
             self.expr = with_leaf(self.expr, quiet.head, quiet.leaf)
         state = self.state
         while not self.raw:
