@@ -4,10 +4,25 @@ from it and stops there again is given back the very expression it ran (nothing 
 
 from __future__ import annotations
 
+import pytest
+
 from analyzer import peg as p
 from analyzer.peg import PegParseError
-from analyzer.peg.expressions import _SEQUENCES, RESUMES_KEPT, Choice, resumed_sequence
+from analyzer.peg.expressions import (
+    _SEQUENCES,
+    RESUMES_KEPT,
+    Choice,
+    forget_resume_points,
+    resumed_sequence,
+)
 from analyzer.peg.parser import run
+
+
+@pytest.fixture(autouse=True)
+def empty_tables() -> None:
+    """Each test starts with empty tables: a table that other tests' streams fill up between
+    a test's two runs starts over, and the second run builds a new (equal) object."""
+    forget_resume_points()
 
 
 def parameters() -> p.Parser:
