@@ -322,20 +322,10 @@ class MemberLoop(StandsFor):
             elif key in values:
                 st.commits += 1  # the known member's commit, after its key
                 at = member.end()
-                event = self.last_event
-                if key == self.last and named and event and text.startswith("{", at):
-                    # The arguments, last: up to a `}` the object's own `}` follows, where
-                    # the check takes that text as one object (else at the next such `}`).
-                    limit, tries = at + ENDS_WINDOW, ENDS_TRIES
-                    closed = ENDS.search(text, at, limit)
-                    while closed is not None:
-                        end = checked_end(text[at : closed.end()], at)
-                        if end >= 0:
-                            role, flags, info = event
-                            st.events.append((role, at, end, flags, info))
-                            return closed.end(1)  # NEXT_KEY's brace, as the loop reads it
-                        tries -= 1
-                        closed = ENDS.search(text, closed.end(), limit) if tries else None
+                if key == self.last and named and text.startswith("{", at):
+                    end = self.arguments_last(st, at)
+                    if end >= 0:
+                        return end
                 string = strings.get(key)
                 if string is not None and (found := STRING_THEN_KEY.match(text, at)) is not None:
                     # StringCapture.match's step, in the choice's place: two frames less
@@ -352,6 +342,27 @@ class MemberLoop(StandsFor):
         del st.events[events:]  # the general sequence decides, from the start
         st.commits = commits
         return self.sequence.match(st, pos)
+
+    def arguments_last(self, st: MatchState, at: int) -> int:
+        """Take the arguments object at `at`, written last, up to a `}` the call object's own
+        `}` follows, where the strict check takes that text as one object (else the next
+        such `}`, ENDS_TRIES in all within ENDS_WINDOW); return the end of the call object,
+        its brace read as NEXT_KEY reads it (-1: not found so, the loop reads the value)."""
+        event = self.last_event
+        if event is None:  # never so where self.last matched: set together
+            return -1
+        text = st.text
+        limit, tries = at + ENDS_WINDOW, ENDS_TRIES
+        closed = ENDS.search(text, at, limit)
+        while closed is not None:
+            end = checked_end(text[at : closed.end()], at)
+            if end >= 0:
+                role, flags, info = event
+                st.events.append((role, at, end, flags, info))
+                return closed.end(1)
+            tries -= 1
+            closed = ENDS.search(text, closed.end(), limit) if tries else None
+        return -1
 
     @property
     def general_form(self) -> p.Expr:

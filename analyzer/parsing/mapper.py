@@ -500,17 +500,13 @@ def to_message(result: ParseResult) -> Message:
                 elif role is TOOL_NAME:  # _name of a whole name
                     if call is None or call.name:  # a name after a named call: a new one
                         call = builder._call(fresh=True)
-                    value = text[start:end]
-                    call.name = value if not flags else value[1:-1] if "\\" not in value \
-                        else json.loads(value)
+                    call.name = string_value(text[start:end]) if flags else text[start:end]
                     call.announced = True
                     continue
                 elif role is CALL_ID:  # _id of a whole id
                     if call is None:
                         call = calls[-1] if calls and not calls[-1].closed else builder._call()
-                    value = text[start:end]
-                    call.id = value if not flags else value[1:-1] if "\\" not in value \
-                        else json.loads(value)
+                    call.id = string_value(text[start:end]) if flags else text[start:end]
                     continue
                 else:  # _close of a call read whole (not broken)
                     if call is None:
