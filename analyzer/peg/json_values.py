@@ -139,13 +139,6 @@ class JsonContinue(Expr):
         return ("python-value" if self.python else "json-value") + "(continued)"
 
 
-# The longest text a stream reads into a value not begun yet without running the grammar
-# (ValueAhead.read_on). A run tries json's C decoder first, which recurses per level of
-# nesting and may raise RecursionError; the resumable scanner never does. No text this
-# short nests near the recursion limit, so there both say the same (the value unfinished).
-READ_IN_LIMIT = 256
-
-
 class ValueAhead(Expr):
     """A leaf where the capture of one JSON value opens (arguments told apart by their first
     character). A run stops at it when the input ends right before the value (a chunk ending
@@ -165,8 +158,10 @@ class ValueAhead(Expr):
         # where no closing brace of the object can follow), the resumable scan resumes from
         # its state. Anything else (whitespace first, another first character, a value that
         # ends, a broken one) runs.
+        # (A run's C decoder that runs out of recursion gives no value, NO_VALUE: the
+        # resumable scan decides there too.)
         opening = self.opening
-        if opening is None or text[:1] != "{" or len(text) > READ_IN_LIMIT:
+        if opening is None or text[:1] != "{":
             return -1, self
         python = opening[3]
         outcome = (PYTHON if python else STRICT).scan(text, 0, INITIAL, final=False)
