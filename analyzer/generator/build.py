@@ -414,7 +414,7 @@ class DispatchOrElse(StandsFor):
     the dispatch), and otherwise alone where no alternative begins. Streams and traces, and
     any input the dispatch does not settle, run the choice itself."""
 
-    __slots__ = ("choice", "dispatch", "otherwise", "picked")
+    __slots__ = ("choice", "dispatch", "otherwise", "picked", "lead", "near_end")
     level = CHOICE_LEVEL  # described as the choice it stands for
 
     def __init__(self, dispatch: Dispatch, otherwise: p.Expr) -> None:
@@ -424,24 +424,37 @@ class DispatchOrElse(StandsFor):
         self.dispatch = dispatch
         self.otherwise = otherwise
         # Whether a stream run may run the dispatched alternative for the choice (found at
-        # first use, with the choice's leads: Choice.picks_first).
+        # first use, with the choice's leads: Choice.picks_first), and the dispatch's literal
+        # prefix in the choice.
         self.picked: bool | None = None
+        self.lead = ""
+        # What the dispatch runs near the end of partial input (no longer literal there can
+        # be told from one still coming): its choice (None: a dispatch that does otherwise).
+        self.near_end = dispatch.choice if type(dispatch) is Dispatch else None
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.partial:
-            # A held argument runs this on every chunk. Where the dispatch's regex finds a
-            # whole literal beginning with more text after its longest (Dispatch's own test
-            # for a decided pick), the choice would run the alternative it picks first: run
-            # it, and hold the choice as the choice would; elsewhere run the choice.
+            # A held argument runs this on every chunk. Where the choice would run the
+            # dispatch first and the dispatch's pick is decided (Dispatch's own test: its
+            # regex finds a whole literal with more text after its longest), run the picked
+            # alternative; where the text holds the dispatch's prefix but is too short to
+            # pick, run what the dispatch runs there (its choice). Then hold the choice as
+            # the choice would. Elsewhere run the choice.
             choice, dispatch = self.choice, self.dispatch
             picked = self.picked
             if picked is None:
-                picked = self.picked = choice.picks_first()
-            found = dispatch.pattern.match(st.text, pos) if (
-                picked and st.fail_pos == UNTRACED and st.n - pos > dispatch.longest) else None
-            if found is not None:
+                picked = self._find_picked()
+            pick = None
+            if picked and st.fail_pos == UNTRACED:
+                if st.n - pos > dispatch.longest:
+                    found = dispatch.pattern.match(st.text, pos)
+                    if found is not None:
+                        pick = dispatch.table[found.group()]
+                elif st.text.startswith(self.lead, pos):
+                    pick = self.near_end
+            if pick is not None:
                 events, commits = len(st.events), st.commits
-                end = dispatch.table[found.group()].match(st, pos)
+                end = pick.match(st, pos)
                 if end >= 0:
                     return end
                 if end == NEED:
@@ -473,6 +486,13 @@ class DispatchOrElse(StandsFor):
             return FAIL
         return self.choice.match(st, pos)
 
+    def _find_picked(self) -> bool:
+        """Find whether a stream run may pick for the choice (see match), and the prefix."""
+        self.picked = self.choice.picks_first()
+        assert self.choice.leads is not None  # found by picks_first
+        self.lead = self.choice.leads[0][1]
+        return self.picked
+
     @property
     def general_form(self) -> p.Expr:
         return self.choice
@@ -483,13 +503,21 @@ class Closing(StandsFor):
     (after every call, in most outputs), it is taken without the choice around it. The choice
     would take it just so, in any run: its first alternative matches and records nothing."""
 
-    __slots__ = ("choice", "text", "size")
+    __slots__ = ("choice", "text", "size", "waiting")
     level = CHOICE_LEVEL  # described as the choice it stands for
 
     def __init__(self, choice: p.Expr, text: str) -> None:
         self.choice = choice
         self.text = text
         self.size = len(text)
+        # The marker's leaf when the choice is `space MARKER | what matches anywhere`: where
+        # the marker waits, that choice would hold itself on it (held_on_marker).
+        self.waiting = choice.alternatives[0] if (
+            type(choice) is Choice and isinstance(choice, Choice)
+            and len(choice.alternatives) == 2 and type(choice.alternatives[0]) is SpacedLiteral
+            and isinstance(choice.alternatives[0], SpacedLiteral)
+            and choice.alternatives[0].text == text
+            and choice.alternatives[1].matches_anywhere()) else None
 
     def match(self, st: MatchState, pos: int) -> int:
         text = st.text
@@ -500,11 +528,26 @@ class Closing(StandsFor):
             at += 1
         if at > pos and text.startswith(self.text, at):
             return at + self.size
+        waiting = self.waiting
+        if st.partial and waiting is not None and (at == n or self.text.startswith(text[at:])):
+            return self.held_on_marker(st, pos, waiting)
         choice = self.choice  # self.general, inlined
         end = choice.match(st, pos)
         if end == NEED and st.resume is choice:
             st.resume = self
         return end
+
+    def held_on_marker(self, st: MatchState, pos: int, waiting: SpacedLiteral) -> int:
+        """Wait as the choice waits where the text ends inside the marker (after whitespace
+        or not): its marker's leaf needs more from pos, the other alternative would match,
+        so the choice holds itself at pos (Choice.hold_unless_decided, every alternative
+        kept), and this resumes as itself."""
+        events = len(st.events)
+        st.need(waiting, pos, pos)
+        st.resume = self
+        if events < st.unsafe_from:
+            st.unsafe_from = events
+        return NEED
 
     @property
     def general_form(self) -> p.Expr:

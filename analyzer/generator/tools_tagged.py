@@ -90,6 +90,11 @@ class UndeclaredArgument(p.Expr):
             return st.fail(start, "an argument name")
         return self.grammar(found.group()).match(st, pos)
 
+    def waiting_form(self) -> str | None:
+        # As match waits: inside the opening, or after it inside a name (which may go on).
+        inside = [re.escape(self.opening[:size]) for size in range(len(self.opening))]
+        return "|".join([*inside, re.escape(self.opening) + f"(?:{ARGUMENT_NAME.pattern})?"])
+
     def grammar(self, name: str) -> p.Expr:
         """Return the grammar of an argument of that name (kept for names that repeat)."""
         grammar = self.grammars.get(name)

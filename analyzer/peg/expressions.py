@@ -12,6 +12,7 @@ a failure after it is a parse error, and a stream may commit to what was parsed 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, TypeVar
 
 from analyzer.peg.state import FAIL, NEED, UNTRACED, MatchState
@@ -78,6 +79,19 @@ class Expr:
         more input only moves where it ends). A choice held open by such an alternative stays
         held however the input goes on."""
         return True
+
+    def matches_anywhere(self) -> bool:
+        """Tell whether a match at any position of any text, partial or not, returns an end
+        recording no failure (never FAIL, never NEED): a held choice keeps such an
+        alternative without running it."""
+        return False
+
+    def waiting_form(self) -> str | None:
+        """A regex of texts (from the match's position to the end of a partial text) on
+        which an untraced partial match returns NEED, recording no failure, and more input
+        may still fail it (may_fail): a held choice keeps such an alternative, shaky,
+        without running it. None: no such regex (the choice runs it)."""
+        return None
 
     def describe(self) -> str:
         """Return this expression in readable PEG notation."""
@@ -180,6 +194,9 @@ class Eps(Expr):
 
     def describe(self) -> str:
         return "eps"
+
+    def matches_anywhere(self) -> bool:
+        return True
 
     def idle_at_end(self) -> bool:
         return True
@@ -426,7 +443,8 @@ class Choice(Expr):
     """Ordered choice: the first alternative that matches wins."""
 
     __slots__ = ("alternatives", "leads", "by_char", "unled", "everything", "shared",
-                 "shortest", "by_start", "unstarted", "at_end", "narrowed", "later")
+                 "shortest", "open_leads", "by_start", "unstarted", "at_end", "narrowed",
+                 "later")
     level = CHOICE_LEVEL
 
     def __init__(self, alternatives: tuple[Expr, ...]) -> None:
@@ -444,6 +462,10 @@ class Choice(Expr):
         # one, noted or not): where it fails, so do they all.
         self.shared: Expr | None = None
         self.shortest = 0  # the shortest prefix (0: an alternative has none)
+        # Before each character, the prefix the alternatives worth trying there share ("":
+        # all of them, at the end of the input): text shorter than the shortest prefix is
+        # inside every one of them exactly when this begins with it (one startswith call).
+        self.open_leads: dict[str, str] = {}
         # A whole parse's index (opening_chars): the alternatives worth trying before each
         # character, before any other (`unstarted`), and at the end of the input.
         self.by_start: dict[str, tuple[int, ...]] = {}
@@ -453,9 +475,10 @@ class Choice(Expr):
         # keep: built (and their leads found) once, the same object for every run that
         # narrows it so.
         self.narrowed: dict[tuple[int, ...], Choice] = {}
-        # After each alternative, the ones a held run asks whether they may still match:
-        # (index, alternative, literal prefix, its length), found with the leads.
-        self.later: tuple[tuple[tuple[int, Expr, str, int], ...], ...] = ()
+        # After each alternative, the ones a held run asks whether they may still match,
+        # found with the leads: (index, alternative, literal prefix, its length, whether it
+        # matches anywhere, the regex of the texts it waits on: see waits_on).
+        self.later: tuple[tuple[Later, ...], ...] = ()
 
     def match(self, st: MatchState, pos: int) -> int:
         leads = self.leads or self._compute_leads()
@@ -477,8 +500,9 @@ class Choice(Expr):
         else:
             order = self.everything
         events_at_start = len(st.events)
-        if (st.partial and st.n - pos < self.shortest and order
-                and self._all_open(text[pos:], order)):
+        if (st.partial and st.n - pos < self.shortest and self.open_leads.get(
+                text[pos] if pos < st.n and st.fail_pos == UNTRACED else "", "").startswith(
+                    text[pos:])):
             # The input ends inside every prefix: nothing is decided (a stream at the `<`
             # of a tag), and the choice waits as itself.
             st.need(self, pos, pos)
@@ -516,24 +540,12 @@ class Choice(Expr):
         leads = self.leads or self._compute_leads()
         return self.shared is None and len(self.alternatives) == len(leads)
 
-    def _all_open(self, rest: str, order: tuple[int, ...]) -> bool:
-        """Tell whether rest is shorter than, and begins, the prefix of every alternative in
-        order."""
-        assert self.leads is not None
-        size = len(rest)
-        for index in order:
-            _, lead, _, lead_size = self.leads[index]
-            if size >= lead_size or not lead.startswith(rest):
-                return False
-        return True
-
     def waiting_end(self, text: str, at: int) -> int:
-        # Still inside every prefix: the choice waits where it did.
+        # Still inside every prefix worth trying: the choice waits where it did.
         rest = text[at:]
         if self.leads is None or len(rest) >= self.shortest:
             return -1
-        order = self.by_char.get(rest[0], self.unled) if rest else self.everything
-        return at if order and self._all_open(rest, order) else -1
+        return at if self.open_leads.get(rest[:1], "").startswith(rest) else -1
 
     def _compute_leads(self) -> tuple[tuple[Expr, str, str, int], ...]:
         """Find each alternative's literal prefix once, and index them by first character."""
@@ -547,11 +559,22 @@ class Choice(Expr):
         firsts = {id(alt.first_leaf()): alt.first_leaf() for alt in self.alternatives}
         self.shared = next(iter(firsts.values())) if len(firsts) == 1 else None
         self._index_openings()
-        self.later = tuple(tuple((at, alt, lead, len(lead)) for at, (alt, lead)
-                                 in enumerate(leads) if at > index)
+        self._index_open_leads([lead for _, lead in leads])
+        asked = [(alt, lead, len(lead), alt.matches_anywhere(), waits_on(alt))
+                 for alt, lead in leads]
+        self.later = tuple(tuple((at, *asked[at]) for at in range(index + 1, len(leads)))
                            for index in range(len(leads)))
         self.leads = tuple((alt, lead, f"`{lead}`", len(lead)) for alt, lead in leads)
         return self.leads
+
+    def _index_open_leads(self, leads: list[str]) -> None:
+        """Find, before each character, the prefix shared by the alternatives worth trying
+        there (by_char's), and at the end of the input all of them's (see open_leads). Only
+        asked where every alternative has a prefix (shortest > 0): then a text shorter than
+        the shortest is inside each of them exactly when it begins their shared prefix."""
+        self.open_leads[""] = os.path.commonprefix(leads)
+        for char, order in self.by_char.items():
+            self.open_leads[char] = os.path.commonprefix([leads[at] for at in order])
 
     def _index_openings(self) -> None:
         """Index the alternatives by the characters they can open with, for whole parses."""
@@ -572,9 +595,14 @@ class Choice(Expr):
         # the others are run to see. (A held run is partial: the text may go on.)
         later = []
         rest = None
-        for at, alt, lead, size in self.later[index]:
-            if not lead or text.startswith(lead, pos):
-                if _may_match(alt, st, pos):
+        for at, alt, lead, size, anywhere, waits in self.later[index]:
+            if anywhere:
+                later.append(at)  # it would match (an alternative noting what is missing)
+            elif not lead or text.startswith(lead, pos):
+                if waits is not None and waits.fullmatch(text, pos) is not None:
+                    later.append(at)  # it would wait, and may still fail (as _may_match)
+                    st.shaky = True
+                elif _may_match(alt, st, pos):
                     later.append(at)
             elif st.partial and left < size:
                 if rest is None:
@@ -619,6 +647,16 @@ class Choice(Expr):
 
     def skipped_chars(self) -> frozenset[str] | None:
         return _all_skipped(self.alternatives)
+
+
+# What a held choice asks of an alternative after the one that waits (Choice.later).
+Later = tuple[int, Expr, str, int, bool, "re.Pattern[str] | None"]
+
+
+def waits_on(expr: Expr) -> re.Pattern[str] | None:
+    """The regex of expr.waiting_form(), compiled (None: it has none)."""
+    form = expr.waiting_form()
+    return None if form is None else re.compile(form)
 
 
 def _may_match(expr: Expr, st: MatchState, pos: int) -> bool:

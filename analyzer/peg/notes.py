@@ -70,6 +70,16 @@ class Noted(Wrapper):
     def describe(self) -> str:
         return f"noted[{self.note.kind}]({self.item.describe()})"
 
+    # Where the item matches anywhere or waits, so does this (its event is the item's
+    # outcome's; a held choice that does not run it keeps none), and may fail as any
+    # expression may.
+
+    def matches_anywhere(self) -> bool:
+        return self.item.matches_anywhere()
+
+    def waiting_form(self) -> str | None:
+        return self.item.waiting_form()
+
     def first_leaf(self) -> Expr | None:
         return self.item.first_leaf()
 
