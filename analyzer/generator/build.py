@@ -446,11 +446,12 @@ class DispatchOrElse(StandsFor):
                 picked = self._find_picked()
             pick = None
             if picked and st.fail_pos == UNTRACED:
-                if st.n - pos > dispatch.longest:
-                    found = dispatch.pattern.match(st.text, pos)
+                text, left = st.text, st.n - pos
+                if left > dispatch.longest:
+                    found = dispatch.pattern.match(text, pos)
                     if found is not None:
                         pick = dispatch.table[found.group()]
-                elif st.text.startswith(self.lead, pos):
+                elif text.startswith(self.lead, pos):
                     pick = self.near_end
             if pick is not None:
                 events, commits = len(st.events), st.commits

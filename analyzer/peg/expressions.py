@@ -504,9 +504,13 @@ class Choice(Expr):
                 text[pos] if pos < st.n and st.fail_pos == UNTRACED else "", "").startswith(
                     text[pos:])):
             # The input ends inside every prefix: nothing is decided (a stream at the `<`
-            # of a tag), and the choice waits as itself.
-            st.need(self, pos, pos)
-            st.unsafe_from = min(st.unsafe_from, events_at_start)
+            # of a tag), and the choice waits as itself (st.need, inlined: nothing was
+            # recorded since events_at_start).
+            st.resume = st.leaf = self
+            st.resume_pos = st.need_end = pos
+            st.commit_events = events_at_start
+            if events_at_start < st.unsafe_from:
+                st.unsafe_from = events_at_start
             return NEED
         for index in order:
             alternative, lead, expected, size = leads[index]
@@ -610,16 +614,22 @@ class Choice(Expr):
                 if lead.startswith(rest):
                     later.append(at)
                     st.shaky = True  # more text may contradict its prefix
-        if later and index == 0 and len(later) == len(self.alternatives) - 1:
-            st.hold_back(self, pos, events)  # all still open: the same choice (a stream's
-            # resume point then stays the same object, and nothing around it is rebuilt)
-        elif later:
+        if not later:
+            return
+        if index == 0 and len(later) == len(self.alternatives) - 1:
+            held = self  # all still open: the same choice (a stream's resume point then
+            # stays the same object, and nothing around it is rebuilt)
+        else:
             kept_ones = (index, *later)
-            narrowed = self.narrowed.get(kept_ones)
-            if narrowed is None:
-                narrowed = self.narrowed[kept_ones] = Choice(
+            held = self.narrowed.get(kept_ones)
+            if held is None:
+                held = self.narrowed[kept_ones] = Choice(
                     tuple(self.alternatives[at] for at in kept_ones))
-            st.hold_back(narrowed, pos, events)
+        st.resume = held  # st.hold_back, inlined (a held stream asks this every chunk)
+        st.resume_pos = pos
+        st.commit_events = events
+        if events < st.unsafe_from:
+            st.unsafe_from = events
 
     def describe(self) -> str:
         return " | ".join(wrap(alt, SEQUENCE_LEVEL) for alt in self.alternatives)
