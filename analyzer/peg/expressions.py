@@ -616,6 +616,7 @@ class Choice(Expr):
                     st.shaky = True  # more text may contradict its prefix
         if not later:
             return
+        held: Choice | None
         if index == 0 and len(later) == len(self.alternatives) - 1:
             held = self  # all still open: the same choice (a stream's resume point then
             # stays the same object, and nothing around it is rebuilt)
