@@ -488,11 +488,13 @@ class DispatchOrElse(StandsFor):
         return self.choice.match(st, pos)
 
     def _find_picked(self) -> bool:
-        """Find whether a stream run may pick for the choice (see match), and the prefix."""
-        self.picked = self.choice.picks_first()
+        """Find whether a stream run may pick for the choice (see match), and the prefix
+        (first: a thread that sees picked set reads the prefix)."""
+        picked = self.choice.picks_first()
         assert self.choice.leads is not None  # found by picks_first
         self.lead = self.choice.leads[0][1]
-        return self.picked
+        self.picked = picked
+        return picked
 
     @property
     def general_form(self) -> p.Expr:

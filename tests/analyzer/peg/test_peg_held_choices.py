@@ -8,10 +8,11 @@ pin down which of them a held run asks, whatever their position."""
 from __future__ import annotations
 
 from analyzer import peg as p
+from analyzer.generator import build
 from analyzer.generator.build import DispatchOrElse, one_of_leading, or_else
 from analyzer.peg.expressions import Choice
 from analyzer.peg.parser import run
-from analyzer.peg.state import MatchState
+from analyzer.peg.state import NEED, MatchState
 
 
 def arguments() -> tuple[p.Expr, ...]:
@@ -59,3 +60,24 @@ def test_a_dispatch_or_else_held_on_its_choice_resumes_as_itself() -> None:
     assert isinstance(either, DispatchOrElse)
     state = held(either, "<p=")  # every alternative still open: the choice holds itself
     assert state.resume is either
+
+
+def test_a_later_alternative_that_matches_anywhere_is_kept_without_running_it() -> None:
+    missing = p.noted(p.eps(), "missing_close", "accepted", "`</p>`")
+    assert missing.matches_anywhere() and not p.literal("x").matches_anywhere()
+    choice = p.choice(p.literal("</p>"), missing)
+    state = held(choice, "</")
+    assert state.resume is choice and not state.shaky  # kept: it cannot fail
+    assert state.events == []  # its note is not recorded by a choice that holds
+
+
+def test_a_closing_held_inside_its_marker_waits_on_the_marker_as_its_choice_does() -> None:
+    closing = build.closing("</function>")
+    assert isinstance(closing, build.Closing) and closing.waiting is not None
+    for text in ("\n</fun", "</", "", "  \n"):
+        fast, plain = (MatchState(text, partial=True, traced=False) for _ in range(2))
+        assert closing.match(fast, 0) == closing.choice.match(plain, 0) == NEED
+        assert fast.resume is closing and plain.resume is closing.choice  # as itself
+        assert fast.leaf is plain.leaf is closing.waiting  # the marker's leaf waits
+        assert [(st.resume_pos, st.need_end, st.commit_events, st.unsafe_from, st.shaky,
+                 st.events) for st in (fast, plain)] == [(0, 0, 0, 0, False, [])] * 2
