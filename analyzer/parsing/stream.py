@@ -44,7 +44,8 @@ SILENT = frozenset({Role.TOOL_OPEN})
 # before lines were counted lazily: the text of one value at most).
 GONE_PIECES = 64
 
-# How many head_capture answers a stream keeps (a stream meets a few dozen resume points).
+# How many of _steady's answers at a resume point's head a stream keeps (a stream meets a few
+# dozen resume points).
 HEADS_KEPT = 256
 
 # The roles of the events the problem watch takes.
@@ -96,8 +97,8 @@ class StreamParser:
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
-        # head_capture's answers by (resume point, leaf), for _steady
-        self.heads: dict[tuple[Any, Expr], Any] = {}
+        # _steady's answers built from head_capture's, by (resume point, leaf)
+        self.heads: dict[tuple[Any, Expr], Quiet] = {}
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -105,37 +106,44 @@ class StreamParser:
         """Add a chunk; return the deltas that became certain."""
         if self.finished:
             raise ValueError("feed() after finish()")
-        self.buffer = buffer = self.buffer + chunk
+        buffer = self.buffer + chunk
         watch = self.watch
         if watch.pending:
             watch.received(chunk)
         quiet = self.quiet
         if quiet is None:
+            self.buffer = buffer
             deltas = self._advance(partial=True)
-        elif quiet.leaf.moves:
-            read = self._read_on(quiet, buffer)
-            deltas = self._advance(partial=True) if read is None else read
-        else:  # the leaf says where it waits: no run when it waits where it did or reads on
+        else:
             # Unpacked once (a skipped chunk reads four of its fields): a named tuple's unpack
             # is not specialized, but costs less than four reads of a field by name.
             leaf, at, capture, sink, _ = quiet
-            end = leaf.waiting_end(buffer, at)
-            if end == at:
-                deltas = []  # it waits where it did: nothing new is certain
-            elif end < 0 or capture is UNKNOWN:
-                deltas = self._advance(partial=True)
-            elif capture is HELD:  # nothing is final yet: the leaf only waits further on
-                self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
-                deltas = []
-            elif sink is None or sink is NO_SINK or self.memo:
-                deltas = self._stretched(quiet, end)
-            else:  # _stretched's usual case, inlined (most chunks of a long value come here)
+            moves = leaf.moves
+            end = -1 if moves else leaf.waiting_end(buffer, at)
+            if end > at and sink is not None and sink is not NO_SINK and not self.memo:
+                # _stretched's usual case, first and inlined (most chunks of a long value):
+                # the leaf reads on and a known text sink maps its capture (a sink is known
+                # only for a capture that stretches: not UNKNOWN, not HELD)
                 text = buffer[:end]
                 delta = sink(text)
                 self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
                 self.buffer = buffer[end:]
                 self.offset += end
                 deltas = [] if delta is None else [delta]
+            else:
+                self.buffer = buffer
+                if moves:  # a leaf that moves reads on itself
+                    read = self._read_on(quiet, buffer)
+                    deltas = self._advance(partial=True) if read is None else read
+                elif end == at:
+                    deltas = []  # it waits where it did: nothing new is certain
+                elif end < 0 or capture is UNKNOWN:
+                    deltas = self._advance(partial=True)
+                elif capture is HELD:  # nothing is final yet: the leaf only waits further on
+                    self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
+                    deltas = []
+                else:
+                    deltas = self._stretched(quiet, end)
         if watch.pending:
             watch.settle(final=False)
         return deltas
@@ -254,13 +262,16 @@ class StreamParser:
             pass
         elif state.resume is not self.expr:
             # Resume points are kept one object per structure: a stream meets the same few
-            # again and again, and head_capture's answer depends on the two objects alone.
+            # again and again, and head_capture's answer depends on the two objects alone:
+            # so does the whole answer here (the leaf waits at the start of the text), kept.
             heads = self.heads
-            capture = heads.get((state.resume, leaf), heads)
-            if capture is heads:
+            quiet = heads.get((state.resume, leaf))
+            if quiet is None:
                 if len(heads) >= HEADS_KEPT:
                     heads.clear()
-                capture = heads[state.resume, leaf] = head_capture(state.resume, leaf)
+                quiet = heads[state.resume, leaf] = tuple.__new__(Quiet, (
+                    leaf, 0, head_capture(state.resume, leaf), None, None))
+            return quiet
         elif not events:
             capture = None if resume_pos == size else UNKNOWN
         elif len(events) == 1 and not events[0][1] and events[0][2] == resume_pos and resume_pos:
@@ -293,10 +304,9 @@ class StreamParser:
             events = state.events
             if outcome != NEED:
                 return deltas + self._emit(events)
-            if state.commit_events != len(events):
-                events = events[: state.commit_events]
-            if events:
-                deltas += self._emit(events)
+            commit = state.commit_events
+            if commit:  # the final events (none final: nothing to map)
+                deltas += self._emit(events if commit == len(events) else events[:commit])
             self.quiet = self._steady(state)
             self.expr = state.resume
             pos = state.resume_pos
