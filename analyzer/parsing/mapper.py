@@ -25,6 +25,7 @@ from analyzer.parsing.deltas import (
     content_delta,
     header_delta,
     id_delta,
+    new_tuple,
     reasoning_delta,
 )
 from analyzer.parsing.healing import healing
@@ -183,7 +184,7 @@ class MessageBuilder:
                 args.append(piece)
                 if not (sent and piece):
                     return None
-                return tuple.__new__(Delta, (None, None, (tuple.__new__(
+                return new_tuple(Delta, (None, None, (new_tuple(
                     ToolCallDelta, (index, None, None, piece)),)))
 
             return add_argument_text
@@ -218,7 +219,7 @@ class MessageBuilder:
             args.append(text)
             if not (sent and text):
                 return None
-            return tuple.__new__(Delta, (None, None, (tuple.__new__(
+            return new_tuple(Delta, (None, None, (new_tuple(
                 ToolCallDelta, (index, None, None, text)),)))
 
         return add_json_text
@@ -431,10 +432,10 @@ class MessageBuilder:
             index = len(self.calls) - 1
             if sent and self.joins == index:
                 text = (sent[-1][2][0][3] or "") + text
-                sent[-1] = tuple.__new__(Delta, (None, None, (tuple.__new__(
+                sent[-1] = new_tuple(Delta, (None, None, (new_tuple(
                     ToolCallDelta, (index, None, None, text)),)))
             else:
-                sent.append(tuple.__new__(Delta, (None, None, (tuple.__new__(
+                sent.append(new_tuple(Delta, (None, None, (new_tuple(
                     ToolCallDelta, (index, None, None, text)),))))
                 self.joins = index
 

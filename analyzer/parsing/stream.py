@@ -59,14 +59,16 @@ HELD: Any = object()
 
 
 # A stream whose next chunks may need no run (`StreamParser.quiet`): (leaf, at, capture, sink,
-# head): the leaf that waits, where it waits (in the buffer), the capture it stretches (None:
-# none, UNKNOWN: not seen, HELD: held back), how that capture's text maps to deltas (None: not
-# found yet, at the first stretch; NO_SINK: through the mapper's handler), and the leaf the
-# stream's resume point still holds when a leaf that moves (`Expr.moves`) has read on in a new
-# state (None: the same leaf). A plain tuple, not a named one: every skipped chunk unpacks it
-# and most runs build one, and a named tuple's unpack (not specialized) and constructor cost
-# several times a plain tuple's (46 / 136 ns against 17 / 35 ns on 3.11).
-Quiet = tuple[Expr, int, Any, Any, Any]
+# head, moves): the leaf that waits, where it waits (in the buffer), the capture it stretches
+# (None: none, UNKNOWN: not seen, HELD: held back), how that capture's text maps to deltas
+# (None: not found yet, at the first stretch; NO_SINK: through the mapper's handler), the leaf
+# the stream's resume point still holds when a leaf that moves has read on in a new state
+# (None: the same leaf), and the leaf's `Expr.moves` (a class attribute: its read through the
+# instance is not specialized on 3.11, and every skipped chunk asks).
+# A plain tuple, not a named one: every skipped chunk unpacks it and most runs build one, and
+# a named tuple's unpack (not specialized) and constructor cost several times a plain tuple's
+# (46 / 136 ns against 17 / 35 ns on 3.11).
+Quiet = tuple[Expr, int, Any, Any, Any, bool]
 
 
 NO_SINK: Any = object()
@@ -112,8 +114,7 @@ class StreamParser:
             self.buffer = buffer
             deltas = self._advance(partial=True)
         else:
-            leaf, at, capture, sink, _ = quiet
-            moves = leaf.moves
+            leaf, at, capture, sink, _, moves = quiet
             end = -1 if moves else leaf.waiting_end(buffer, at)
             if end > at and sink is not None and sink is not NO_SINK and not self.memo:
                 # _stretched's usual case, first and inlined (most chunks of a long value):
@@ -137,7 +138,7 @@ class StreamParser:
                 elif end < 0 or capture is UNKNOWN:
                     deltas = self._advance(partial=True)
                 elif capture is HELD:  # nothing is final yet: the leaf only waits further on
-                    self.quiet = (leaf, end, HELD, None, None)
+                    self.quiet = (leaf, end, HELD, None, None, False)
                     deltas = []
                 else:
                     deltas = self._stretched(quiet, end)
@@ -151,7 +152,7 @@ class StreamParser:
 
         A value not begun yet (a ValueAhead at the head, its capture's flags not CONTINUED)
         reads its first piece as the run records it; what follows continues the capture."""
-        waiting, waited, capture, sink, head = quiet
+        waiting, waited, capture, sink, head, _ = quiet
         if capture is UNKNOWN or capture is HELD:
             return None
         end, leaf = waiting.read_on(buffer)
@@ -161,20 +162,20 @@ class StreamParser:
         if leaf is not waiting or at != waited:
             if leaf is not waiting:
                 head = head or waiting
-            self.quiet = quiet = (leaf, at, capture, sink, head)
+            self.quiet = quiet = (leaf, at, capture, sink, head, True)
             if not capture[3] & CONTINUED:  # the first piece of a value: the rest continues it
                 deltas = self._stretched(quiet, end)
                 continued = (capture[0], 0, 0, capture[3] | CONTINUED, capture[4])
-                self.quiet = (leaf, at, continued, None, head)
+                self.quiet = (leaf, at, continued, None, head, True)
                 return deltas
         return self._stretched(quiet, end) if end else []
 
     def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
         """Give a skipped run's deltas: the quiet stream's capture stretched over buffer[:end],
         all of it final, and that text dropped (a held run only waits further on)."""
-        leaf, at, capture, sink, head = quiet
+        leaf, at, capture, sink, head, moves = quiet
         if capture is HELD:  # nothing is final yet: the leaf only waits further on
-            self.quiet = (leaf, end, HELD, None, None)
+            self.quiet = (leaf, end, HELD, None, None, moves)
             return []
         deltas: list[Delta] = []
         buffer = self.buffer
@@ -182,7 +183,7 @@ class StreamParser:
         if capture is not None:
             if sink is None:
                 sink = self._sink(capture)
-                self.quiet = (leaf, at, capture, sink, head)
+                self.quiet = (leaf, at, capture, sink, head, moves)
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
@@ -252,7 +253,7 @@ class StreamParser:
         if commit != len(events):
             for event in events[commit:]:
                 if event[0] not in SILENT:
-                    return None if state.shaky else (leaf, at, HELD, None, None)
+                    return None if state.shaky else (leaf, at, HELD, None, None, False)
         elif at or not size:
             pass
         elif state.resume is not self.expr:
@@ -265,13 +266,13 @@ class StreamParser:
                 if len(heads) >= HEADS_KEPT:
                     heads.clear()
                 quiet = heads[state.resume, leaf] = (leaf, 0, head_capture(state.resume, leaf),
-                                                     None, None)
+                                                     None, None, False)
             return quiet
         elif not events:
             capture = None if resume_pos == size else UNKNOWN
         elif len(events) == 1 and not events[0][1] and events[0][2] == resume_pos and resume_pos:
             capture = events[0]
-        return (leaf, at, capture, None, None)
+        return (leaf, at, capture, None, None, False)
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
@@ -436,7 +437,7 @@ def moving_quiet(state: MatchState, leaf: Expr, tentative: Any, at: int) -> Quie
     if tentative and (len(tentative) > 1 or tentative[0][0] is not capture[0]
                       or tentative[0][1] != state.resume_pos):
         return None
-    return (leaf, at, capture, None, None)
+    return (leaf, at, capture, None, None, True)
 
 
 def with_leaf(resume: Expr, leaf: Expr, moved: Expr) -> Expr:
