@@ -73,6 +73,11 @@ Quiet = tuple[Expr, int, Any, Any, Any, bool]
 
 NO_SINK: Any = object()
 
+# What a leaf can tell a stream (leaf_kind): computed once per leaf, as a run's last leaf is
+# asked at every run (an isinstance, class attributes read through the instance, and the
+# type's waiting_end: several hundred machine instructions on 3.11).
+MUTE, WAITS, MOVES = 0, 1, 2
+
 
 class StreamParser:
     """Parse a model output chunk by chunk."""
@@ -98,6 +103,9 @@ class StreamParser:
         self.quiet: Quiet | None = None
         # _steady's answers built from head_capture's, by (resume point, leaf)
         self.heads: dict[tuple[Any, Expr], Quiet] = {}
+        # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
+        # moves is a new one at each read-on: at most HEADS_KEPT kept)
+        self.kinds: dict[Any, int] = {}
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -237,15 +245,21 @@ class StreamParser:
         A run held back before its leaf (a choice still open, its events tentative) repeats
         itself while the leaf reads on when no hold on the way may change with more input
         (`MatchState.shaky`): the same resume point, nothing final (HELD)."""
-        leaf, events = state.leaf, state.events
-        if not isinstance(leaf, Expr) or (leaf.wake is None and not leaf.moves
-                                          and type(leaf).waiting_end is Expr.waiting_end):
+        leaf: Any = state.leaf  # an Expr once leaf_kind says it can tell
+        events = state.events
+        kinds = self.kinds
+        kind = kinds.get(leaf)
+        if kind is None:
+            if len(kinds) >= HEADS_KEPT:
+                kinds.clear()
+            kind = kinds[leaf] = leaf_kind(leaf)
+        if kind == MUTE:
             return None  # a leaf that cannot tell: every chunk runs
         commit, resume_pos = state.commit_events, state.resume_pos
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
-        if leaf.moves:
+        if kind == MOVES:
             tentative = events[commit:] if commit != len(events) else ()
             return moving_quiet(state, leaf, tentative, at)
         size = len(self.buffer)
@@ -398,6 +412,15 @@ class StreamParser:
             column = pos - gone.rfind("\n") if newlines else column + pos
             self.origin = (offset + pos, line + newlines, column)
         return self.origin
+
+
+def leaf_kind(leaf: Any) -> int:
+    """Say what a run's last leaf can tell of the next chunks (`_steady`): nothing (MUTE: it
+    cannot say where it would wait), where it waits (WAITS), or how it reads on (MOVES)."""
+    if not isinstance(leaf, Expr) or (leaf.wake is None and not leaf.moves
+                                      and type(leaf).waiting_end is Expr.waiting_end):
+        return MUTE
+    return MOVES if leaf.moves else WAITS
 
 
 def head_capture(resume: Any, leaf: Expr) -> Any:
