@@ -314,9 +314,10 @@ class StreamParser:
             events = state.events
             if outcome != NEED:
                 return deltas + self._emit(events)
-            commit = state.commit_events
-            if commit:  # the final events (none final: nothing to map)
-                deltas += self._emit(events if commit == len(events) else events[:commit])
+            if state.commit_events != len(events):
+                events = events[: state.commit_events]
+            if events:
+                deltas += self._emit(events)
             self.quiet = self._steady(state)
             self.expr = state.resume
             pos = state.resume_pos
