@@ -33,16 +33,16 @@ from bench.side_by_side import INPUTS, chunked  # noqa: E402
 def quiet_kind(stream: StreamParser, chunk: str) -> str:
     """Say what the stream's skip test knew before the chunk: no test, or its leaf and what
     the leaf answered on the longer text."""
-    quiet = stream.quiet
-    if quiet is None:
+    if stream.quiet is None:
         return "no skip test"
-    leaf = type(quiet.leaf).__name__
-    if quiet.leaf.moves:
+    waiting, at, captured, _, _, _ = stream.quiet
+    leaf = type(waiting).__name__
+    if waiting.moves:
         return f"{leaf} (moves)"
-    end = quiet.leaf.waiting_end(stream.buffer + chunk, quiet.at)
-    said = "decides" if end < 0 else "waits" if end == quiet.at else "reads on"
-    capture = ("unseen" if quiet.capture is UNKNOWN else "held" if quiet.capture is HELD
-               else "none" if quiet.capture is None else "a capture")
+    end = waiting.waiting_end(stream.buffer + chunk, at)
+    said = "decides" if end < 0 else "waits" if end == at else "reads on"
+    capture = ("unseen" if captured is UNKNOWN else "held" if captured is HELD
+               else "none" if captured is None else "a capture")
     return f"{leaf} {said}, {capture}"
 
 

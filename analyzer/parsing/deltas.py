@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+# `tuple.__new__` read once: at a call site the name is looked up on the type at every call
+# (not specialized on 3.11: ~150 machine instructions, a fifth of building a delta's tuple).
+new_tuple = tuple.__new__
+
 
 class ToolCallDelta(NamedTuple):
     """A change to one tool call: its header (id, name) or more argument text.
@@ -58,27 +62,27 @@ class Delta(NamedTuple):
 
 def content_delta(text: str) -> Delta:
     """Return the delta of more content text."""
-    return tuple.__new__(Delta, (text, None, ()))
+    return new_tuple(Delta, (text, None, ()))
 
 
 def reasoning_delta(text: str) -> Delta:
     """Return the delta of more reasoning text."""
-    return tuple.__new__(Delta, (None, text, ()))
+    return new_tuple(Delta, (None, text, ()))
 
 
 def arguments_delta(index: int, text: str) -> Delta:
     """Return the delta of more argument text for call index."""
-    return tuple.__new__(Delta, (None, None, (tuple.__new__(ToolCallDelta,
+    return new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
                                                              (index, None, None, text)),)))
 
 
 def header_delta(index: int, call_id: str, name: str) -> Delta:
     """Return the delta that announces call index: its id, name and no arguments yet."""
-    return tuple.__new__(Delta, (None, None, (tuple.__new__(ToolCallDelta,
+    return new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
                                                              (index, call_id, name, "")),)))
 
 
 def id_delta(index: int, call_id: str) -> Delta:
     """Return the delta of an id that came after its call was announced."""
-    return tuple.__new__(Delta, (None, None, (tuple.__new__(ToolCallDelta,
+    return new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
                                                              (index, call_id, None, None)),)))

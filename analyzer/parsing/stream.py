@@ -17,7 +17,7 @@ grammar; the events, and so the deltas, are the ones the run would have given.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from analyzer.parsing.deltas import Delta, ToolCallDelta
 from analyzer.parsing.deviations import Deviation, collected
@@ -44,7 +44,8 @@ SILENT = frozenset({Role.TOOL_OPEN})
 # before lines were counted lazily: the text of one value at most).
 GONE_PIECES = 64
 
-# How many head_capture answers a stream keeps (a stream meets a few dozen resume points).
+# How many of _steady's answers at a resume point's head a stream keeps (a stream meets a few
+# dozen resume points).
 HEADS_KEPT = 256
 
 # The roles of the events the problem watch takes.
@@ -57,21 +58,25 @@ UNKNOWN: Any = object()
 HELD: Any = object()
 
 
-class Quiet(NamedTuple):
-    """A stream whose next chunks may need no run: the leaf that waits, where it waits (in the
-    buffer), the capture it stretches (None: none, UNKNOWN: not seen, HELD: held back), how
-    that capture's text maps to deltas (found at the first stretch; NO_SINK: through the
-    mapper's handler), and the leaf the stream's resume point still holds when a leaf that
-    moves (`Expr.moves`) has read on in a new state (None: the same leaf)."""
-
-    leaf: Expr
-    at: int
-    capture: Any
-    sink: Any = None
-    head: Any = None
+# A stream whose next chunks may need no run (`StreamParser.quiet`): (leaf, at, capture, sink,
+# head, moves): the leaf that waits, where it waits (in the buffer), the capture it stretches
+# (None: none, UNKNOWN: not seen, HELD: held back), how that capture's text maps to deltas
+# (None: not found yet, at the first stretch; NO_SINK: through the mapper's handler), the leaf
+# the stream's resume point still holds when a leaf that moves has read on in a new state
+# (None: the same leaf), and the leaf's `Expr.moves` (a class attribute: its read through the
+# instance is not specialized on 3.11, and every skipped chunk asks).
+# A plain tuple, not a named one: every skipped chunk unpacks it and most runs build one, and
+# a named tuple's unpack (not specialized) and constructor cost several times a plain tuple's
+# (46 / 136 ns against 17 / 35 ns on 3.11).
+Quiet = tuple[Expr, int, Any, Any, Any, bool]
 
 
 NO_SINK: Any = object()
+
+# What a leaf can tell a stream (leaf_kind): computed once per leaf, as a run's last leaf is
+# asked at every run (an isinstance, class attributes read through the instance, and the
+# type's waiting_end: several hundred machine instructions on 3.11).
+MUTE, WAITS, MOVES = 0, 1, 2
 
 
 class StreamParser:
@@ -96,8 +101,11 @@ class StreamParser:
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
-        # head_capture's answers by (resume point, leaf), for _steady
-        self.heads: dict[tuple[Any, Expr], Any] = {}
+        # _steady's answers built from head_capture's, by (resume point, leaf)
+        self.heads: dict[tuple[Any, Expr], Quiet] = {}
+        # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
+        # moves is a new one at each read-on: at most HEADS_KEPT kept)
+        self.kinds: dict[Any, int] = {}
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -105,37 +113,43 @@ class StreamParser:
         """Add a chunk; return the deltas that became certain."""
         if self.finished:
             raise ValueError("feed() after finish()")
-        self.buffer = buffer = self.buffer + chunk
+        buffer = self.buffer + chunk
         watch = self.watch
         if watch.pending:
             watch.received(chunk)
         quiet = self.quiet
         if quiet is None:
+            self.buffer = buffer
             deltas = self._advance(partial=True)
-        elif quiet.leaf.moves:
-            read = self._read_on(quiet, buffer)
-            deltas = self._advance(partial=True) if read is None else read
-        else:  # the leaf says where it waits: no run when it waits where it did or reads on
-            # Unpacked once (a skipped chunk reads four of its fields): a named tuple's unpack
-            # is not specialized, but costs less than four reads of a field by name.
-            leaf, at, capture, sink, _ = quiet
-            end = leaf.waiting_end(buffer, at)
-            if end == at:
-                deltas = []  # it waits where it did: nothing new is certain
-            elif end < 0 or capture is UNKNOWN:
-                deltas = self._advance(partial=True)
-            elif capture is HELD:  # nothing is final yet: the leaf only waits further on
-                self.quiet = tuple.__new__(Quiet, (leaf, end, HELD, None, None))
-                deltas = []
-            elif sink is None or sink is NO_SINK or self.memo:
-                deltas = self._stretched(quiet, end)
-            else:  # _stretched's usual case, inlined (most chunks of a long value come here)
-                text = buffer[:end]
+        else:
+            leaf, at, capture, sink, _, moves = quiet
+            end = -1 if moves else leaf.waiting_end(buffer, at)
+            if end > at and sink is not None and sink is not NO_SINK and not self.memo:
+                # _stretched's usual case, first and inlined (most chunks of a long value):
+                # the leaf reads on and a known text sink maps its capture (a sink is known
+                # only for a capture that stretches: not UNKNOWN, not HELD)
+                if end == len(buffer):  # it reads to the end (most do): no slices to make
+                    text, self.buffer = buffer, ""
+                else:
+                    text, self.buffer = buffer[:end], buffer[end:]
                 delta = sink(text)
                 self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
-                self.buffer = buffer[end:]
                 self.offset += end
                 deltas = [] if delta is None else [delta]
+            else:
+                self.buffer = buffer
+                if moves:  # a leaf that moves reads on itself
+                    read = self._read_on(quiet, buffer)
+                    deltas = self._advance(partial=True) if read is None else read
+                elif end == at:
+                    deltas = []  # it waits where it did: nothing new is certain
+                elif end < 0 or capture is UNKNOWN:
+                    deltas = self._advance(partial=True)
+                elif capture is HELD:  # nothing is final yet: the leaf only waits further on
+                    self.quiet = (leaf, end, HELD, None, None, False)
+                    deltas = []
+                else:
+                    deltas = self._stretched(quiet, end)
         if watch.pending:
             watch.settle(final=False)
         return deltas
@@ -146,39 +160,38 @@ class StreamParser:
 
         A value not begun yet (a ValueAhead at the head, its capture's flags not CONTINUED)
         reads its first piece as the run records it; what follows continues the capture."""
-        capture = quiet.capture
+        waiting, waited, capture, sink, head, _ = quiet
         if capture is UNKNOWN or capture is HELD:
             return None
-        end, leaf = quiet.leaf.read_on(buffer)
+        end, leaf = waiting.read_on(buffer)
         if end < 0:
             return None
         at = len(buffer) - end  # it waits at the end of the text, resumes at end
-        if leaf is not quiet.leaf or at != quiet.at:
-            head = quiet.head if leaf is quiet.leaf else quiet.head or quiet.leaf
-            self.quiet = quiet = tuple.__new__(Quiet, (leaf, at, capture, quiet.sink, head))
+        if leaf is not waiting or at != waited:
+            if leaf is not waiting:
+                head = head or waiting
+            self.quiet = quiet = (leaf, at, capture, sink, head, True)
             if not capture[3] & CONTINUED:  # the first piece of a value: the rest continues it
                 deltas = self._stretched(quiet, end)
                 continued = (capture[0], 0, 0, capture[3] | CONTINUED, capture[4])
-                self.quiet = tuple.__new__(Quiet, (leaf, at, continued, None, head))
+                self.quiet = (leaf, at, continued, None, head, True)
                 return deltas
         return self._stretched(quiet, end) if end else []
 
     def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
         """Give a skipped run's deltas: the quiet stream's capture stretched over buffer[:end],
         all of it final, and that text dropped (a held run only waits further on)."""
-        capture = quiet.capture
+        leaf, at, capture, sink, head, moves = quiet
         if capture is HELD:  # nothing is final yet: the leaf only waits further on
-            self.quiet = tuple.__new__(Quiet, (quiet.leaf, end, HELD, None, None))
+            self.quiet = (leaf, end, HELD, None, None, moves)
             return []
         deltas: list[Delta] = []
         buffer = self.buffer
         text = buffer[:end]
         if capture is not None:
-            sink = quiet.sink
             if sink is None:
                 sink = self._sink(capture)
-                self.quiet = tuple.__new__(Quiet, (quiet.leaf, quiet.at, capture, sink,
-                                                   quiet.head))
+                self.quiet = (leaf, at, capture, sink, head, moves)
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
@@ -198,7 +211,7 @@ class StreamParser:
         """Return the builder's text sink for a capture (`MessageBuilder.text_sink`), or
         NO_SINK."""
         role, _, _, flags, info = capture
-        if role is Role.PROBLEM or role is Role.DEVIATION:
+        if role in NOTED:  # not `role is Role.PROBLEM or ...`: an enum member read costs ~150 ns
             return NO_SINK
         sink = self.builder.text_sink(role, flags, info)
         return NO_SINK if sink is None else sink
@@ -206,7 +219,7 @@ class StreamParser:
     def _stretch(self, capture: Event, end: int) -> list[Delta]:
         """Map the capture stretched over buffer[:end] as a run would."""
         role, _, _, flags, info = capture
-        if role is Role.PROBLEM or role is Role.DEVIATION:
+        if role in NOTED:
             return self._emit([(role, 0, end, flags, info)])
         handler = HANDLERS.get(role)
         builder = self.builder
@@ -232,15 +245,21 @@ class StreamParser:
         A run held back before its leaf (a choice still open, its events tentative) repeats
         itself while the leaf reads on when no hold on the way may change with more input
         (`MatchState.shaky`): the same resume point, nothing final (HELD)."""
-        leaf, events = state.leaf, state.events
-        if not isinstance(leaf, Expr) or (leaf.wake is None and not leaf.moves
-                                          and type(leaf).waiting_end is Expr.waiting_end):
+        leaf: Any = state.leaf  # an Expr once leaf_kind says it can tell
+        events = state.events
+        kinds = self.kinds
+        kind = kinds.get(leaf)
+        if kind is None:
+            if len(kinds) >= HEADS_KEPT:
+                kinds.clear()
+            kind = kinds[leaf] = leaf_kind(leaf)
+        if kind == MUTE:
             return None  # a leaf that cannot tell: every chunk runs
         commit, resume_pos = state.commit_events, state.resume_pos
         at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
-        if leaf.moves:
+        if kind == MOVES:
             tentative = events[commit:] if commit != len(events) else ()
             return moving_quiet(state, leaf, tentative, at)
         size = len(self.buffer)
@@ -248,24 +267,26 @@ class StreamParser:
         if commit != len(events):
             for event in events[commit:]:
                 if event[0] not in SILENT:
-                    return None if state.shaky else tuple.__new__(Quiet, (leaf, at, HELD,
-                                                                         None, None))
+                    return None if state.shaky else (leaf, at, HELD, None, None, False)
         elif at or not size:
             pass
         elif state.resume is not self.expr:
             # Resume points are kept one object per structure: a stream meets the same few
-            # again and again, and head_capture's answer depends on the two objects alone.
+            # again and again, and head_capture's answer depends on the two objects alone:
+            # so does the whole answer here (the leaf waits at the start of the text), kept.
             heads = self.heads
-            capture = heads.get((state.resume, leaf), heads)
-            if capture is heads:
+            quiet = heads.get((state.resume, leaf))
+            if quiet is None:
                 if len(heads) >= HEADS_KEPT:
                     heads.clear()
-                capture = heads[state.resume, leaf] = head_capture(state.resume, leaf)
+                quiet = heads[state.resume, leaf] = (leaf, 0, head_capture(state.resume, leaf),
+                                                     None, None, False)
+            return quiet
         elif not events:
             capture = None if resume_pos == size else UNKNOWN
         elif len(events) == 1 and not events[0][1] and events[0][2] == resume_pos and resume_pos:
             capture = events[0]
-        return tuple.__new__(Quiet, (leaf, at, capture, None, None))
+        return (leaf, at, capture, None, None, False)
 
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
@@ -278,8 +299,8 @@ class StreamParser:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         deltas: list[Delta] = []
         quiet, self.quiet = self.quiet, None
-        if quiet is not None and quiet.head is not None:
-            self.expr = with_leaf(self.expr, quiet.head, quiet.leaf)
+        if quiet is not None and quiet[4] is not None:  # its head: a moved leaf's old state
+            self.expr = with_leaf(self.expr, quiet[4], quiet[0])
         state = self.state
         while not self.raw:
             outcome = state.rerun(self.expr, self.buffer, partial, self.memo, self.offset)
@@ -394,6 +415,15 @@ class StreamParser:
         return self.origin
 
 
+def leaf_kind(leaf: Any) -> int:
+    """Say what a run's last leaf can tell of the next chunks (`_steady`): nothing (MUTE: it
+    cannot say where it would wait), where it waits (WAITS), or how it reads on (MOVES)."""
+    if not isinstance(leaf, Expr) or (leaf.wake is None and not leaf.moves
+                                      and type(leaf).waiting_end is Expr.waiting_end):
+        return MUTE
+    return MOVES if leaf.moves else WAITS
+
+
 def head_capture(resume: Any, leaf: Expr) -> Any:
     """Return the event a run from resume would record while leaf reads on, when resume
     starts with a continued capture of leaf (UNKNOWN otherwise).
@@ -431,7 +461,7 @@ def moving_quiet(state: MatchState, leaf: Expr, tentative: Any, at: int) -> Quie
     if tentative and (len(tentative) > 1 or tentative[0][0] is not capture[0]
                       or tentative[0][1] != state.resume_pos):
         return None
-    return Quiet(leaf, at, capture)
+    return (leaf, at, capture, None, None, True)
 
 
 def with_leaf(resume: Expr, leaf: Expr, moved: Expr) -> Expr:

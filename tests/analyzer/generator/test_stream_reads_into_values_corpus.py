@@ -44,9 +44,10 @@ def arguments_span(output: str) -> tuple[int, int] | None:
 
 def waits_ahead(stream: StreamParser) -> bool:
     """Tell whether the stream waits at a value not begun, ready to read into it."""
-    quiet = stream.quiet
-    return (quiet is not None and isinstance(quiet.leaf, ValueAhead)
-            and quiet.capture is not UNKNOWN)
+    if stream.quiet is None:
+        return False
+    leaf, _, capture, _, _, _ = stream.quiet
+    return isinstance(leaf, ValueAhead) and capture is not UNKNOWN
 
 
 def feeds(stream: StreamParser, chunks: list[str]) -> list[object]:
