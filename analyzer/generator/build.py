@@ -544,12 +544,19 @@ class LeadPattern:
     A choice reads as its first alternative (where that matches, the choice takes it; where
     it does not, the regex fails and the items run one by one), unless its alternatives are
     plain patterns (then `(?>a|b)`, exactly the choice). A lookahead needs an exact pattern:
-    `!x` read as less than x would succeed where it fails."""
+    `!x` read as less than x would succeed where it fails.
 
-    def __init__(self) -> None:
+    Reading a run's tail (the items after its lead, matched in the same regex where they
+    can be: LeadRun.tail_regex), it also reads the leaves that give a tail_pattern (a value's
+    text, its closing, a dialect value) and a choice's later alternatives, each where the
+    ones before it cannot open. Leads are sized without these: a stream takes a lead's regex
+    by what its items read past their match (reads_past), which these leaves do not say."""
+
+    def __init__(self, tail: bool = False) -> None:
         self.marks: list[Mark] = []
         self.commits = 0
         self.groups = 0
+        self.tail = tail
 
     def of(self, expr: p.Expr, top: bool = False) -> Found | None:
         """The regex of expr (top: an item of the run's own sequence, where a commit counts;
@@ -566,6 +573,11 @@ class LeadPattern:
         leaf = leaf_pattern(expr)
         if leaf is not None:
             return leaf, True
+        if self.tail:
+            own = getattr(expr, "tail_pattern", None)
+            found = own() if own is not None else None
+            if found is not None:
+                return found, False
         kind = type(expr)
         if kind is Commit:
             if not top:
@@ -639,8 +651,30 @@ class LeadPattern:
         plain = [plain_pattern(alternative) for alternative in alternatives]
         if all(pattern is not None for pattern in plain):
             return "(?>" + "|".join(pattern or "" for pattern in plain) + ")", True
+        if self.tail:
+            return self._later_alternatives(alternatives)
         first = self.of(alternatives[0])
         return None if first is None else (first[0], False)
+
+    def _later_alternatives(self, alternatives: tuple[p.Expr, ...]) -> Found | None:
+        # Each alternative where the ones before it cannot open (a whole parse's choice
+        # skips those, failing cleanly: opening_chars), up to the first without a pattern
+        # or after one that may open anywhere. Only the taken branch's groups take part:
+        # LeadRun records the tail's marks that did.
+        branches: list[str] = []
+        closed: set[str] = set()
+        for alternative in alternatives:
+            found = self.of(alternative)
+            if found is None:
+                break
+            guard = ("(?=[^" + "".join(map(re.escape, sorted(closed))) + "])" if closed
+                     else "(?s:(?=.))") if branches else ""
+            branches.append(guard + found[0])
+            opening = alternative.opening_chars()
+            if opening is None:
+                break
+            closed |= opening
+        return ("(?>" + "|".join(branches) + ")", False) if branches else None
 
 
 def plain_pattern(expr: p.Expr) -> str | None:
@@ -741,7 +775,7 @@ class LeadRun(StandsFor):
     closing as well, one frame less at every call."""
 
     __slots__ = ("whole", "tool", "pattern", "marks", "lead_marks", "commits", "rest", "steps",
-                 "margin", "looks")
+                 "margin", "looks", "whole_regex", "tail_group", "tail_marks", "tail_commits")
 
     def __init__(self, sequence: Sequence, size: int, whole: p.Expr | None = None) -> None:
         self.whole = sequence if whole is None else whole
@@ -765,6 +799,26 @@ class LeadRun(StandsFor):
         self.margin = None if self.tool else _widest([reads_past(item)
                                                       for item in sequence.items[:size]])
         self.looks = "(?=" in found[0] or "(?!" in found[0]
+        # A whole parse's regex: the lead, then the rest where it can be read too (a value
+        # after an argument's name), else nothing more (the rest runs item by item).
+        self.whole_regex, self.tail_group, self.tail_commits = self.pattern, 0, 0
+        self.tail_marks: tuple[tuple[int, Role, int, Any], ...] = ()
+        if not self.tool and self.rest:
+            self._read_tail(lead, found[0])
+
+    def _read_tail(self, lead: LeadPattern, head: str) -> None:
+        """Read the rest into the whole parse's regex, as an optional group after the lead."""
+        marks, commits = len(lead.marks), lead.commits
+        lead.tail = True
+        tail = lead.of_items(self.rest, top=True)
+        if tail is None:
+            return
+        self.whole_regex = re.compile(f"{head}(?P<tail>{tail[0]})?+")
+        groups = self.whole_regex.groupindex
+        self.tail_group = groups["tail"]
+        self.tail_marks = tuple((groups[name], role, flags, info)
+                                for name, role, flags, info in lead.marks[marks:])
+        self.tail_commits = lead.commits - commits
 
     def match(self, st: MatchState, pos: int) -> int:
         whole = self.whole
@@ -788,7 +842,7 @@ class LeadRun(StandsFor):
                     return end
                 pos = end
             return pos
-        found = self.pattern.match(st.text, pos)
+        found = self.whole_regex.match(st.text, pos)
         if found is None:
             return whole.match(st, pos)
         events = st.events
@@ -798,6 +852,13 @@ class LeadRun(StandsFor):
             start, end = found.span(group)
             events.append((role, start, end, flags, info))
         st.commits += self.commits
+        if self.tail_group and found.start(self.tail_group) >= 0:  # the rest read too
+            for group, role, flags, info in self.tail_marks:
+                start, end = found.span(group)
+                if start >= 0:  # a group of the choice's branch taken
+                    events.append((role, start, end, flags, info))
+            st.commits += self.tail_commits
+            return found.end()
         pos = found.end()
         for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
             pos = item.match(st, pos)

@@ -271,6 +271,10 @@ class DialectValue(Expr):
             return st.fail(pos, f"a value quoted with `{self.dialect.quote}`")
         return end
 
+    def tail_pattern(self) -> str:
+        # A whole untraced parse takes this regex's match first (LeadPattern's tail).
+        return self.whole.pattern
+
     def may_fail(self, text: str, pos: int) -> bool:
         # A value that opens with the quote is a string: until its closing quote comes it
         # waits, then it ends there (a stream held by a choice between a quoted string and
