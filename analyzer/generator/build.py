@@ -586,6 +586,8 @@ class LeadPattern:
             return "", True
         if kind is Regex and isinstance(expr, Regex):
             return regex_pattern(expr)
+        if self.tail and isinstance(expr, (Dispatch, DispatchOrElse)):
+            return self._dispatched(expr if isinstance(expr, Dispatch) else expr.dispatch, top)
         if isinstance(expr, StandsFor):
             return self._stands_for(expr)
         if kind is LiteralCapture and isinstance(expr, LiteralCapture):
@@ -655,6 +657,32 @@ class LeadPattern:
             return self._later_alternatives(alternatives)
         first = self.of(alternatives[0])
         return None if first is None else (first[0], False)
+
+    def _dispatched(self, dispatch: Dispatch, top: bool) -> Found | None:
+        # Each alternative's whole-parse form, as one branch: where no lead begins another,
+        # at most one is here, the one the dispatch picks, and its branch matches only where
+        # it does (otherwise, where none is, is left to the items). Every branch must count
+        # the same commits (an argument's, after its name).
+        leads = list(dispatch.whole_table)
+        if any(one != other and other.startswith(one) for one in leads for other in leads):
+            return None
+        branches: list[str] = []
+        spent: set[int] = set()
+        for lead in leads:
+            before = self.commits
+            form = dispatch.whole_table[lead]
+            if type(form) is LeadRun and isinstance(form, LeadRun) and not form.tool:
+                form = form.whole  # its sequence, read whole (its tail too)
+            found = self.of(form, top)
+            if found is None:
+                return None
+            spent.add(self.commits - before)
+            self.commits = before
+            branches.append(found[0])
+        if len(spent) != 1:
+            return None
+        self.commits += spent.pop()
+        return "(?>" + "|".join(branches) + ")", False
 
     def _later_alternatives(self, alternatives: tuple[p.Expr, ...]) -> Found | None:
         # Each alternative where the ones before it cannot open (a whole parse's choice
@@ -853,9 +881,10 @@ class LeadRun(StandsFor):
             events.append((role, start, end, flags, info))
         st.commits += self.commits
         if self.tail_group and found.start(self.tail_group) >= 0:  # the rest read too
+            spans = found.regs  # every group's span at once (most marks are not taken)
             for group, role, flags, info in self.tail_marks:
-                start, end = found.span(group)
-                if start >= 0:  # a group of the choice's branch taken
+                start, end = spans[group]
+                if start >= 0:  # a group of the branch taken
                     events.append((role, start, end, flags, info))
             st.commits += self.tail_commits
             return found.end()

@@ -14,7 +14,15 @@ import pytest
 from rendered_calls import expressions_in, generated_call, template_paths, whole_outcome
 
 from analyzer import peg as p
-from analyzer.generator.build import Closing, Dispatch, LeadPattern, LeadRun, lead_run
+from analyzer.generator.build import (
+    Closing,
+    Dispatch,
+    LeadPattern,
+    LeadRun,
+    lead_run,
+    one_of_leading,
+    or_else,
+)
 from analyzer.generator.dialect import DialectValue, QuotedDialect
 from analyzer.generator.value_ends import Intruders, ValueText, tolerant_closing
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
@@ -45,6 +53,11 @@ def edited(output: str) -> list[str]:
         if at < 0:
             continue
         found += [output[:at] + new + output[at + len(old):] for new in VALUES]
+    for old, new in (("city", "cty"), ("city", "query"), ("query", "quer"), (",", " , "),
+                     (",", ""), ("city", "city2"), ("query", "q")):
+        at = output.rfind(old)
+        if at >= 0:
+            found.append(output[:at] + new + output[at + len(old):])
     quoted = '<|"|>Paris<|"|>'
     at = output.find(quoted)
     if at >= 0:
@@ -168,3 +181,42 @@ def test_a_value_text_has_no_tail_pattern_where_its_closing_begins_otherwise() -
     assert ValueText("]]", "", stops).tail_pattern() is None  # leads `<` and `]`
     assert ValueText("</v>", "<", stops).tail_pattern() is None  # the pad holds the lead
     assert ValueText("</v>", "", stops).tail_pattern() is not None
+
+
+def dispatched(*alternatives: Expr) -> Expr:
+    """An argument loop's item: a separator, then one of the arguments or an undeclared one."""
+    one = or_else(one_of_leading(list(alternatives)),
+                  p.arg_name(p.regex("[a-z]+")) + p.literal(":") + p.regex("[a-z0-9]+"))
+    return lead_run(p.space() + p.optional(p.literal(",")) + p.space() + one)
+
+
+def test_a_dispatch_in_a_tail_reads_the_argument_its_lead_picks() -> None:
+    # `ab` and `a` both begin `ab:x`: the dispatch picks `ab`, which fails (its value is a
+    # digit) after its commit; the `a` branch would match it. Leads that begin one another
+    # leave the dispatch to run.
+    value = p.capture(Role.ARG_JSON_VALUE, p.regex("[0-9]"))
+    longer = lead_run(p.arg_name(p.literal("ab")) + p.literal(":") + p.commit() + value)
+    shorter = lead_run(p.arg_name(p.literal("a")) + p.optional(p.literal("b")) + p.literal(":")
+                       + p.commit() + p.capture(Role.ARG_JSON_VALUE, p.regex("[a-z]")))
+    item = dispatched(longer, shorter)
+    assert isinstance(item, LeadRun) and not item.tail_group
+    for text in (",ab:x", ",ab:1", ", a:x", ",abc:1"):
+        assert whole(item, text) == whole(item.general_form, text, traced=True), text
+    apart = dispatched(lead_run(p.arg_name(p.literal("b")) + p.literal(":") + p.commit() + value),
+                       shorter)
+    assert isinstance(apart, LeadRun) and apart.tail_group
+    for text in (",b:1", ",b:x", ", a:x", ",ab:x", ",c:z", ",b:", ""):
+        assert whole(apart, text) == whole(apart.general_form, text, traced=True), text
+    # The branch's commit counts: what fails after it fails the optional around it (an
+    # undeclared argument commits nothing: the optional backs out).
+    held = p.optional(apart + p.literal("!"))
+    for text in (",b:1?", ",b:1!", ",c:z?"):
+        assert whole(held, text) == whole(held, text, traced=True), text
+
+
+def test_a_dispatch_in_a_tail_needs_the_same_commits_in_every_branch() -> None:
+    value = p.capture(Role.ARG_JSON_VALUE, p.regex("[0-9]"))
+    committed = lead_run(p.arg_name(p.literal("b")) + p.literal(":") + p.commit() + value)
+    uncommitted = p.arg_name(p.literal("c")) + p.literal(":") + value
+    item = dispatched(committed, uncommitted)
+    assert isinstance(item, LeadRun) and not item.tail_group
