@@ -1016,6 +1016,72 @@ def broken_loop(breaker: p.Expr, step: p.Expr) -> p.Expr:
     return BreaksBefore(loop, re.compile(lead[0]))
 
 
+class LedLoop(StandsFor):
+    """`item*` whose item begins with markup that records and commits nothing (the separator
+    and opener before every call after the first): a whole parse that records no failures
+    reads that markup by one regex and runs the item's other items itself, one loop for
+    every item (no frame for the item's sequence and its leaves). Where the regex fails and
+    stands for the markup exactly, the item would fail cleanly there: the loop is over.
+    Streams and traces run the repetition (a stream's resume points are its own)."""
+
+    __slots__ = ("repeat", "item", "lead", "exact", "rest")
+
+    def __init__(self, repeat: Repeat, lead: re.Pattern[str], exact: bool,
+                 rest: tuple[p.Expr, ...]) -> None:
+        self.repeat = repeat
+        self.item = repeat.item
+        self.lead = lead
+        self.exact = exact
+        self.rest = rest
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.repeat.match(st, pos)
+        text, lead, rest, events = st.text, self.lead, self.rest, st.events
+        while True:  # Repeat.match's whole-parse loop (no least, no most)
+            found = lead.match(text, pos)
+            if found is None and self.exact:
+                return pos
+            count, commits = len(events), st.commits
+            if found is None:
+                end = self.item.match(st, pos)
+            else:
+                end = found.end()
+                for item in rest:  # Sequence.match's whole-parse loop, after the lead
+                    end = item.match(st, end)
+                    if end < 0:
+                        break
+            if end < 0:
+                del events[count:]
+                return FAIL if st.commits != commits else pos
+            if end == pos:  # an item matching empty would loop forever
+                return pos
+            pos = end
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.repeat
+
+
+def led_loop(repeat: p.Expr) -> p.Expr:
+    """`item*`, its item's leading markup read by one regex in whole parses (LedLoop), where
+    the item is a sequence that begins with markup recording and committing nothing."""
+    if not isinstance(repeat, Repeat) or repeat.least or repeat.most is not None:
+        return repeat
+    item = repeat.item
+    if not isinstance(item, Sequence):
+        return repeat
+    items, size, lead = item.items, 0, LeadPattern()
+    while size < len(items) - 1 and lead.of(items[size], top=True) is not None:
+        size += 1
+    if not size or lead.marks or lead.commits:
+        return repeat
+    found = LeadPattern().of_items(items[:size], top=True)
+    if found is None:
+        return repeat
+    return LedLoop(repeat, re.compile(found[0]), found[1], items[size:])
+
+
 def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:
     """Match first, or else otherwise (`first | otherwise`, one step less for a dispatch)."""
     if isinstance(first, Dispatch):
