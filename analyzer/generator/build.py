@@ -511,6 +511,7 @@ class Closing(StandsFor):
         return self.choice
 
 
+TOOL_OPEN, TOOL_CLOSE = Role.TOOL_OPEN, Role.TOOL_CLOSE
 SPACES = "[ \\t\\r\\n]*+"  # what Space and the whitespace of a token take: all, never less
 
 
@@ -849,13 +850,12 @@ class LeadRun(StandsFor):
         self.tail_commits = lead.commits - commits
 
     def match(self, st: MatchState, pos: int) -> int:
-        whole = self.whole
         if st.fail_pos != UNTRACED:
-            return whole.match(st, pos)  # its failures
+            return self.whole.match(st, pos)  # its failures
         if st.partial:
             found = self.decided_lead(st, pos)
             if found is None:
-                return whole.match(st, pos)  # its resume points
+                return self.whole.match(st, pos)  # its resume points
             events = st.events
             for group, role, flags, info in self.marks:
                 start, end = found.span(group)
@@ -872,12 +872,13 @@ class LeadRun(StandsFor):
             return pos
         found = self.whole_regex.match(st.text, pos)
         if found is None:
-            return whole.match(st, pos)
-        events = st.events
-        if self.tool:
-            events.append((Role.TOOL_OPEN, pos, pos, 0, None))
+            return self.whole.match(st, pos)
+        events, tool = st.events, self.tool
+        if tool:
+            events.append((TOOL_OPEN, pos, pos, 0, None))
+        span = found.span
         for group, role, flags, info in self.marks:
-            start, end = found.span(group)
+            start, end = span(group)
             events.append((role, start, end, flags, info))
         st.commits += self.commits
         if self.tail_group and found.start(self.tail_group) >= 0:  # the rest read too
@@ -893,8 +894,8 @@ class LeadRun(StandsFor):
             pos = item.match(st, pos)
             if pos < 0:
                 return pos
-        if self.tool:
-            events.append((Role.TOOL_CLOSE, pos, pos, 0, None))
+        if tool:
+            events.append((TOOL_CLOSE, pos, pos, 0, None))
         return pos
 
     def decided_lead(self, st: MatchState, pos: int) -> re.Match[str] | None:
