@@ -557,6 +557,7 @@ class Closing(StandsFor):
         return self.choice
 
 
+TOOL_OPEN, TOOL_CLOSE = Role.TOOL_OPEN, Role.TOOL_CLOSE
 SPACES = "[ \\t\\r\\n]*+"  # what Space and the whitespace of a token take: all, never less
 
 
@@ -590,12 +591,19 @@ class LeadPattern:
     A choice reads as its first alternative (where that matches, the choice takes it; where
     it does not, the regex fails and the items run one by one), unless its alternatives are
     plain patterns (then `(?>a|b)`, exactly the choice). A lookahead needs an exact pattern:
-    `!x` read as less than x would succeed where it fails."""
+    `!x` read as less than x would succeed where it fails.
 
-    def __init__(self) -> None:
+    Reading a run's tail (the items after its lead, matched in the same regex where they
+    can be: LeadRun.tail_regex), it also reads the leaves that give a tail_pattern (a value's
+    text, its closing, a dialect value) and a choice's later alternatives, each where the
+    ones before it cannot open. Leads are sized without these: a stream takes a lead's regex
+    by what its items read past their match (reads_past), which these leaves do not say."""
+
+    def __init__(self, tail: bool = False) -> None:
         self.marks: list[Mark] = []
         self.commits = 0
         self.groups = 0
+        self.tail = tail
 
     def of(self, expr: p.Expr, top: bool = False) -> Found | None:
         """The regex of expr (top: an item of the run's own sequence, where a commit counts;
@@ -612,6 +620,11 @@ class LeadPattern:
         leaf = leaf_pattern(expr)
         if leaf is not None:
             return leaf, True
+        if self.tail:
+            own = getattr(expr, "tail_pattern", None)
+            found = own() if own is not None else None
+            if found is not None:
+                return found, False
         kind = type(expr)
         if kind is Commit:
             if not top:
@@ -620,6 +633,8 @@ class LeadPattern:
             return "", True
         if kind is Regex and isinstance(expr, Regex):
             return regex_pattern(expr)
+        if self.tail and isinstance(expr, (Dispatch, DispatchOrElse)):
+            return self._dispatched(expr if isinstance(expr, Dispatch) else expr.dispatch, top)
         if isinstance(expr, StandsFor):
             return self._stands_for(expr)
         if kind is LiteralCapture and isinstance(expr, LiteralCapture):
@@ -685,8 +700,56 @@ class LeadPattern:
         plain = [plain_pattern(alternative) for alternative in alternatives]
         if all(pattern is not None for pattern in plain):
             return "(?>" + "|".join(pattern or "" for pattern in plain) + ")", True
+        if self.tail:
+            return self._later_alternatives(alternatives)
         first = self.of(alternatives[0])
         return None if first is None else (first[0], False)
+
+    def _dispatched(self, dispatch: Dispatch, top: bool) -> Found | None:
+        # Each alternative's whole-parse form, as one branch: where no lead begins another,
+        # at most one is here, the one the dispatch picks, and its branch matches only where
+        # it does (otherwise, where none is, is left to the items). Every branch must count
+        # the same commits (an argument's, after its name).
+        leads = list(dispatch.whole_table)
+        if any(one != other and other.startswith(one) for one in leads for other in leads):
+            return None
+        branches: list[str] = []
+        spent: set[int] = set()
+        for lead in leads:
+            before = self.commits
+            form = dispatch.whole_table[lead]
+            if type(form) is LeadRun and isinstance(form, LeadRun) and not form.tool:
+                form = form.whole  # its sequence, read whole (its tail too)
+            found = self.of(form, top)
+            if found is None:
+                return None
+            spent.add(self.commits - before)
+            self.commits = before
+            branches.append(found[0])
+        if len(spent) != 1:
+            return None
+        self.commits += spent.pop()
+        return "(?>" + "|".join(branches) + ")", False
+
+    def _later_alternatives(self, alternatives: tuple[p.Expr, ...]) -> Found | None:
+        # Each alternative where the ones before it cannot open (a whole parse's choice
+        # skips those, failing cleanly: opening_chars), up to the first without a pattern
+        # or after one that may open anywhere. Only the taken branch's groups take part:
+        # LeadRun records the tail's marks that did.
+        branches: list[str] = []
+        closed: set[str] = set()
+        for alternative in alternatives:
+            found = self.of(alternative)
+            if found is None:
+                break
+            guard = ("(?=[^" + "".join(map(re.escape, sorted(closed))) + "])" if closed
+                     else "(?s:(?=.))") if branches else ""
+            branches.append(guard + found[0])
+            opening = alternative.opening_chars()
+            if opening is None:
+                break
+            closed |= opening
+        return ("(?>" + "|".join(branches) + ")", False) if branches else None
 
 
 def plain_pattern(expr: p.Expr) -> str | None:
@@ -787,7 +850,7 @@ class LeadRun(StandsFor):
     closing as well, one frame less at every call."""
 
     __slots__ = ("whole", "tool", "pattern", "marks", "lead_marks", "commits", "rest", "steps",
-                 "margin", "looks")
+                 "margin", "looks", "whole_regex", "tail_group", "tail_marks", "tail_commits")
 
     def __init__(self, sequence: Sequence, size: int, whole: p.Expr | None = None) -> None:
         self.whole = sequence if whole is None else whole
@@ -811,15 +874,34 @@ class LeadRun(StandsFor):
         self.margin = None if self.tool else _widest([reads_past(item)
                                                       for item in sequence.items[:size]])
         self.looks = "(?=" in found[0] or "(?!" in found[0]
+        # A whole parse's regex: the lead, then the rest where it can be read too (a value
+        # after an argument's name), else nothing more (the rest runs item by item).
+        self.whole_regex, self.tail_group, self.tail_commits = self.pattern, 0, 0
+        self.tail_marks: tuple[tuple[int, Role, int, Any], ...] = ()
+        if not self.tool and self.rest:
+            self._read_tail(lead, found[0])
+
+    def _read_tail(self, lead: LeadPattern, head: str) -> None:
+        """Read the rest into the whole parse's regex, as an optional group after the lead."""
+        marks, commits = len(lead.marks), lead.commits
+        lead.tail = True
+        tail = lead.of_items(self.rest, top=True)
+        if tail is None:
+            return
+        self.whole_regex = re.compile(f"{head}(?P<tail>{tail[0]})?+")
+        groups = self.whole_regex.groupindex
+        self.tail_group = groups["tail"]
+        self.tail_marks = tuple((groups[name], role, flags, info)
+                                for name, role, flags, info in lead.marks[marks:])
+        self.tail_commits = lead.commits - commits
 
     def match(self, st: MatchState, pos: int) -> int:
-        whole = self.whole
         if st.fail_pos != UNTRACED:
-            return whole.match(st, pos)  # its failures
+            return self.whole.match(st, pos)  # its failures
         if st.partial:
             found = self.decided_lead(st, pos)
             if found is None:
-                return whole.match(st, pos)  # its resume points
+                return self.whole.match(st, pos)  # its resume points
             events = st.events
             for group, role, flags, info in self.marks:
                 start, end = found.span(group)
@@ -834,23 +916,32 @@ class LeadRun(StandsFor):
                     return end
                 pos = end
             return pos
-        found = self.pattern.match(st.text, pos)
+        found = self.whole_regex.match(st.text, pos)
         if found is None:
-            return whole.match(st, pos)
-        events = st.events
-        if self.tool:
-            events.append((Role.TOOL_OPEN, pos, pos, 0, None))
+            return self.whole.match(st, pos)
+        events, tool = st.events, self.tool
+        if tool:
+            events.append((TOOL_OPEN, pos, pos, 0, None))
+        span = found.span
         for group, role, flags, info in self.marks:
-            start, end = found.span(group)
+            start, end = span(group)
             events.append((role, start, end, flags, info))
         st.commits += self.commits
+        if self.tail_group and found.start(self.tail_group) >= 0:  # the rest read too
+            spans = found.regs  # every group's span at once (most marks are not taken)
+            for group, role, flags, info in self.tail_marks:
+                start, end = spans[group]
+                if start >= 0:  # a group of the branch taken
+                    events.append((role, start, end, flags, info))
+            st.commits += self.tail_commits
+            return found.end()
         pos = found.end()
         for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
             pos = item.match(st, pos)
             if pos < 0:
                 return pos
-        if self.tool:
-            events.append((Role.TOOL_CLOSE, pos, pos, 0, None))
+        if tool:
+            events.append((TOOL_CLOSE, pos, pos, 0, None))
         return pos
 
     def decided_lead(self, st: MatchState, pos: int) -> re.Match[str] | None:
@@ -970,6 +1061,72 @@ def broken_loop(breaker: p.Expr, step: p.Expr) -> p.Expr:
     if lead is None or not isinstance(loop, Repeat):
         return loop
     return BreaksBefore(loop, re.compile(lead[0]))
+
+
+class LedLoop(StandsFor):
+    """`item*` whose item begins with markup that records and commits nothing (the separator
+    and opener before every call after the first): a whole parse that records no failures
+    reads that markup by one regex and runs the item's other items itself, one loop for
+    every item (no frame for the item's sequence and its leaves). Where the regex fails and
+    stands for the markup exactly, the item would fail cleanly there: the loop is over.
+    Streams and traces run the repetition (a stream's resume points are its own)."""
+
+    __slots__ = ("repeat", "item", "lead", "exact", "rest")
+
+    def __init__(self, repeat: Repeat, lead: re.Pattern[str], exact: bool,
+                 rest: tuple[p.Expr, ...]) -> None:
+        self.repeat = repeat
+        self.item = repeat.item
+        self.lead = lead
+        self.exact = exact
+        self.rest = rest
+
+    def match(self, st: MatchState, pos: int) -> int:
+        if st.partial or st.fail_pos != UNTRACED:
+            return self.repeat.match(st, pos)
+        text, lead, rest, events = st.text, self.lead, self.rest, st.events
+        while True:  # Repeat.match's whole-parse loop (no least, no most)
+            found = lead.match(text, pos)
+            if found is None and self.exact:
+                return pos
+            count, commits = len(events), st.commits
+            if found is None:
+                end = self.item.match(st, pos)
+            else:
+                end = found.end()
+                for item in rest:  # Sequence.match's whole-parse loop, after the lead
+                    end = item.match(st, end)
+                    if end < 0:
+                        break
+            if end < 0:
+                del events[count:]
+                return FAIL if st.commits != commits else pos
+            if end == pos:  # an item matching empty would loop forever
+                return pos
+            pos = end
+
+    @property
+    def general_form(self) -> p.Expr:
+        return self.repeat
+
+
+def led_loop(repeat: p.Expr) -> p.Expr:
+    """`item*`, its item's leading markup read by one regex in whole parses (LedLoop), where
+    the item is a sequence that begins with markup recording and committing nothing."""
+    if not isinstance(repeat, Repeat) or repeat.least or repeat.most is not None:
+        return repeat
+    item = repeat.item
+    if not isinstance(item, Sequence):
+        return repeat
+    items, size, lead = item.items, 0, LeadPattern()
+    while size < len(items) - 1 and lead.of(items[size], top=True) is not None:
+        size += 1
+    if not size or lead.marks or lead.commits:
+        return repeat
+    found = LeadPattern().of_items(items[:size], top=True)
+    if found is None:
+        return repeat
+    return LedLoop(repeat, re.compile(found[0]), found[1], items[size:])
 
 
 def or_else(first: p.Expr, otherwise: p.Expr) -> p.Expr:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
+from json.encoder import encode_basestring
 from typing import Any
 
 from analyzer.peg import Expr
+from analyzer.peg.json_values import NO_VALUE, SCAN_ONCE
 from analyzer.peg.state import FAIL, UNTRACED, MatchState
 
 SPACE = re.compile(r"\s*")
@@ -24,6 +27,18 @@ JSON_WORDS: dict[str, Any] = {"null": None, "true": True, "false": False}
 INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # json.dumps(value, ensure_ascii=False), without building an encoder per value.
 JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
+# The C encoder JSON_TEXT.encode builds at every call, built once (a decoded value holds no
+# cycles to check for); None where json has no C speedups.
+MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+C_JSON_TEXT: Callable[[Any, int], list[str]] | None = MAKE_ENCODER and MAKE_ENCODER(
+    None, JSON_TEXT.default, encode_basestring, None, ": ", ", ", False, False, True)
+# A bare key in a translated value's structure (what read_key reads: a whole token before
+# `:`), to be quoted; characters JSON would read otherwise (`"`, `\`) are refused first.
+BARE_KEY = re.compile(r"(?<![^,:\[\]{}\s])([^,:\[\]{}\s\x00-\x1f]++)(?=\s*+:)")
+UNQUOTABLE = re.compile(r'["\\]')
+# What may not be in a quote the translation splits at (it would split structure).
+STRUCTURE = frozenset(",:[]{}")
+JSON_SPACE = " \t\n\r"
 
 
 class Incomplete(Exception):
@@ -42,8 +57,49 @@ class QuotedDialect:
             return text
         if len(text) < 19 and INTEGER.fullmatch(text):
             return str(int(text))  # as json writes the int read_scalar reads (`-0` is `0`)
+        translated = self.translated(text) if self.splits else None
+        if translated is not None:
+            return translated
         value, _ = self.read(text, 0, final=True)
         return JSON_TEXT.encode(value)
+
+    @cached_property
+    def splits(self) -> bool:
+        """Tell whether the quote can be split at (no structure or whitespace in it)."""
+        quote = self.quote
+        return bool(quote) and STRUCTURE.isdisjoint(quote) and not any(
+            c.isspace() for c in quote) and C_JSON_TEXT is not None
+
+    def translated(self, text: str) -> str | None:
+        """Return the JSON text of a complete value by C-speed steps, or None where they do
+        not settle it (read decides): strings between the quotes JSON-encoded, bare keys
+        quoted, then decoded and encoded by json's C scanner and encoder.
+
+        Where json reads the whole translation, it reads what read reads: a string, a key or
+        a scalar is a token of both only where it stands between the same delimiters (JSON
+        refuses a token next to a string, read a string that is not a whole token), every
+        number or literal JSON accepts is one scalar_value reads the same, and objects keep
+        their first key's place and last value in both. Anything else (Python's literals,
+        words, non-JSON whitespace, `"` or `\\` outside strings) fails json's reading."""
+        parts = text.split(self.quote)
+        if not len(parts) & 1:
+            return None  # a string left open
+        structure = "\x00".join(parts[0::2])  # between strings (no \x00 in JSON's structure)
+        if UNQUOTABLE.search(structure) is not None:
+            return None
+        try:
+            parts[0::2] = '"'.join(BARE_KEY.split(structure)).split("\x00")
+        except ValueError:  # a \x00 of the text's own: the parts no longer line up
+            return None
+        parts[1::2] = map(encode_basestring, parts[1::2])
+        json_text = "".join(parts).lstrip(JSON_SPACE)
+        try:
+            value, end = SCAN_ONCE(json_text, 0)  # json.loads's scanner, no frames around
+        except NO_VALUE:
+            return None
+        if end != len(json_text) or C_JSON_TEXT is None:
+            return None
+        return "".join(C_JSON_TEXT(value, 0))
 
     def read(self, text: str, pos: int, final: bool = False) -> tuple[Any, int]:
         """Read one value at pos; return it and where it ends (Incomplete, ValueError).
@@ -214,6 +270,10 @@ class DialectValue(Expr):
                 return FAIL  # not recorded: no message to build
             return st.fail(pos, f"a value quoted with `{self.dialect.quote}`")
         return end
+
+    def tail_pattern(self) -> str:
+        # A whole untraced parse takes this regex's match first (LeadPattern's tail).
+        return self.whole.pattern
 
     def may_fail(self, text: str, pos: int) -> bool:
         # A value that opens with the quote is a string: until its closing quote comes it

@@ -124,6 +124,18 @@ class ValueText(p.Expr):
             return st.need(self, safe, safe)
         return value_end(text, pos, st.n if cut < 0 else cut, self.stops.mismatched)
 
+    def tail_pattern(self) -> str | None:
+        """A regex matching, where it matches, as a whole parse does (LeadPattern's tail): a
+        text without the one lead character up to the closing tag, which begins with it, the
+        padding before the tag left out as match leaves it (None: other leads)."""
+        lead, end, pad = self.lead, self.end, self.pad
+        if not lead or not end.startswith(lead) or lead in pad:
+            return None
+        body = f"[^{re.escape(lead)}]"
+        if not pad:
+            return f"{body}*+(?={re.escape(end)})"
+        return f"{body}*?(?=(?:{re.escape(pad)})?{re.escape(end)})"  # the first stop is own
+
     def _intruder(self, st: MatchState, pos: int, limit: int) -> tuple[int, bool]:
         """Return where the first stop before limit is (-1: none), and whether that is
         decided (partial input may end where a marker is a stop or not, by what follows)."""

@@ -6,6 +6,7 @@ newline on each side belongs to the markup, and a value ending in a newline keep
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -137,6 +138,11 @@ class TolerantClosing(StandsFor):
         if self.bare and text.startswith(self.end, pos):
             return pos + len(self.end)
         return self.general(st, pos)
+
+    def tail_pattern(self) -> str | None:
+        # Where `pad END` or `END` is there, match takes it as the regex does.
+        whole, end = re.escape(self.whole), re.escape(self.end)
+        return f"(?>{whole}|{end})" if self.bare and self.whole != self.end else whole
 
     @property
     def general_form(self) -> p.Expr:

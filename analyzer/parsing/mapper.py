@@ -479,7 +479,9 @@ def to_message(result: ParseResult) -> Message:
 
     MessageBuilder.apply_all with the one-shot steps of a JSON call's plain events inlined
     (its opening, id, name, arguments and closing: what every call of a JSON format is made
-    of, five handler calls per call); any other event goes to its handler, as there."""
+    of, five handler calls per call) and of a tagged argument's (its name, a text value, a
+    JSON or dialect value: two handler calls per argument); any other event goes to its
+    handler, as there."""
     builder = MessageBuilder()
     text, calls, handlers = result.text, builder.calls, HANDLERS
     call: CallDraft | None = None  # the open last call, while only these steps touched it
@@ -521,6 +523,23 @@ def to_message(result: ParseResult) -> Message:
                         call.args.append("}")
                     call = None
                     continue
+        elif role in ARGUMENT_STEPS and not flags:
+            if call is None:
+                call = calls[-1] if calls and not calls[-1].closed else builder._call()
+            if role is ARG_NAME:  # _arg_name
+                call.args.append((", " if call.arg_count else "{") + json_key(text[start:end]))
+                call.arg_count += 1
+                continue
+            if role is ARG_STRING_VALUE:  # _arg_string of a whole text value
+                if type(info) is ValueType and info.text_only:
+                    call.args.append(encode_basestring(text[start:end]))
+                    continue
+            elif not call.buffered:  # _json_args of a whole value, plain or converted
+                to_json = None if info is None else getattr(info, "to_json", None)
+                value = text[start:end] if to_json is None else to_json(text[start:end])
+                if value:
+                    call.args.append(value)
+                continue
         handler = handlers.get(role)
         if handler is not None:
             handler(builder, text[start:end], flags, info)
@@ -532,7 +551,10 @@ TOOL_OPEN, TOOL_CLOSE, TOOL_NAME = Role.TOOL_OPEN, Role.TOOL_CLOSE, Role.TOOL_NA
 CALL_ID, TOOL_ARGS = Role.CALL_ID, Role.TOOL_ARGS
 # Read by text_sink (a stream asks at each value it stretches): a module name costs ~10 ns, a
 # member read through the enum's class ~150 ns on 3.11 (EnumType.__getattr__).
-ARG_STRING_VALUE, ARG_JSON_VALUE = Role.ARG_STRING_VALUE, Role.ARG_JSON_VALUE
+ARG_NAME, ARG_STRING_VALUE = Role.ARG_NAME, Role.ARG_STRING_VALUE
+ARG_JSON_VALUE = Role.ARG_JSON_VALUE
 CONTENT_TEXT, REASONING_TEXT = Role.CONTENT, Role.REASONING
 # The roles to_message maps itself (other events, content among them, skip its steps at once).
 WHOLE_STEPS = frozenset((TOOL_OPEN, TOOL_ARGS, TOOL_NAME, CALL_ID, TOOL_CLOSE))
+# A tagged argument's events, mapped in to_message's loop when they carry no flags.
+ARGUMENT_STEPS = frozenset((ARG_NAME, ARG_STRING_VALUE, ARG_JSON_VALUE))

@@ -110,7 +110,18 @@ SAMPLES = [
     "[<|\"|>unclosed]", "{a:1", "[1", "<|\"|>", "", " ",
     "{<|\"|>a<|\"|> x <|\"|>:1}", "{a<|\"|>b:1}", "{k:<|\"|>v<|\"|> <|\"|>:2}", "{k:1.5e3}",
     "{k:<|\"|>v<|\"|>x,j:1}", "{\n k \n:\n <|\"|>v<|\"|> \n}",
+    # What the translation to JSON (QuotedDialect.translated) must refuse or read alike.
+    '{"a:1}', '{a\\n:1}', '{a"b:1}', '[<|"|>back\\slash "q"\n\t\x01\u2028<|"|>]',
+    "{k:[True,None,False,x]}", "[NaN,-Infinity,Infinity,1E5,-0,01,+1,.5,1.,0x1,-]",
+    "{a:1,<|\"|>a<|\"|>:2,b:3,a:4}", "[1,\x002]", "{a\x00:1}", "{a:\x00}",
+    "[<|\"|>a<|\"|><|\"|>b<|\"|>]", '["x"]', "[<|\"|>\ud800<|\"|>]",
+    "[1]  ", "{ключ:<|\"|>значение<|\"|>,a.b-c:1,1:2,true:null}", "{k:1,}", "{,}",
+    "{k:<|\"|>v<|\"|>:1}", "[<|\"|>v<|\"|>k:1]", "[a<|\"|>,b<|\"|>]", "{k:-1.5e-3}",
+    "[\x0b1]", "{\u00a0k:1}",
 ]
+# Too long to cut at every character: read whole and inside a container only.
+LONG_SAMPLES = ["[" + "7" * 5000 + "]", "{k:" + "7" * 5000 + "}", "[" * 50 + "1" + "]" * 50,
+                "[" * 3000 + "]" * 3000]
 
 
 def outcome(read: Any, text: str, pos: int, final: bool) -> tuple[Any, ...]:
@@ -158,6 +169,33 @@ def test_the_loop_reads_what_the_recursive_reading_read(seed: int) -> None:
                     REFERENCE.read, text, pos, final), (text, pos, final)
         assert to_json_outcome(GEMMA.to_json, text) == to_json_outcome(
             lambda t: json.dumps(REFERENCE.read(t, 0, True)[0], ensure_ascii=False), text), text
+
+
+# Values the translation to JSON must settle by itself (the mapper's common case).
+TRANSLATED = [
+    "[<|\"|>.cpp<|\"|>,<|\"|>.json<|\"|>]", "{a:1,a:2,b:<|\"|>x<|\"|>}", "[ 1 , 2 ,3 ]", "[]",
+    "{<|\"|>quoted key<|\"|>: [1, {b: []}]}", "{k:1.5e3}", " \n [1,\t2]", "[NaN,-0]",
+    "[{email:<|\"|>ada@example.org<|\"|>,name:<|\"|>Ada<|\"|>},{email:<|\"|>d@e.org<|\"|>}]",
+    "<|\"|>text, with: [brackets]{}<|\"|>", '[<|"|>back\\slash "q"\n\t\x01<|"|>]',
+    "{ключ:<|\"|>значение<|\"|>,a.b-c:1,1:2,true:null}", "{\n k \n:\n <|\"|>v<|\"|> \n}",
+]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_translation_to_json_reads_what_read_reads(seed: int) -> None:
+    # Wherever the translation answers, it is the JSON of the value read reads from the
+    # whole text (to the end: trailing text is read's to ignore, not the translation's).
+    answered = 0
+    for text in edited(SAMPLES, seed) + LONG_SAMPLES:
+        translated = GEMMA.translated(text)
+        if translated is None:
+            continue
+        answered += 1
+        expected = outcome(REFERENCE.read, text, 0, True)
+        assert expected == (translated, len(text)), text
+    assert answered > len(SAMPLES)
+    for text in TRANSLATED:
+        assert GEMMA.translated(text) == outcome(REFERENCE.read, text, 0, True)[0], text
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -10,6 +10,7 @@ import itertools
 
 from analyzer.parsing.mapper import IdInsert, MessageBuilder, to_message
 from analyzer.parsing.recovery import BROKEN
+from analyzer.peg import ValueType
 from analyzer.peg.result import ParseResult
 from analyzer.peg.roles import PARTIAL, PYTHON, QUOTED, Role
 from analyzer.peg.state import Event
@@ -81,3 +82,40 @@ def test_one_shot_mapping_builds_what_the_handlers_build() -> None:
     for events in cases:  # one test: ~3,000 small cases, each a few microseconds
         assert to_message(ParseResult.of(TEXT, tuple(events), True)) == by_handlers(events), \
             events
+
+
+class Dialect:
+    """A JSON dialect's info on a value (what QuotedDialect and its kin give the mapper)."""
+
+    @staticmethod
+    def to_json(text: str) -> str:
+        return '"' + text.strip() + '"' if text.strip() else ""
+
+
+TYPED = ValueType.of({"type": "integer"})
+ARGUMENTS = [
+    event(Role.ARG_NAME, "<arg>"), event(Role.ARG_NAME, "f", PARTIAL),
+    event(Role.ARG_STRING_VALUE, "x ", 0, ValueType.of({"type": "string"})),
+    event(Role.ARG_STRING_VALUE, "x ", 0, ValueType.of(None)),
+    event(Role.ARG_STRING_VALUE, "5", 0, TYPED), event(Role.ARG_STRING_VALUE, "5", PARTIAL, TYPED),
+    event(Role.ARG_STRING_VALUE, "x ", 0, {"type": "string"}),
+    event(Role.ARG_STRING_VALUE, "x ", PARTIAL, ValueType.of(None)),
+    event(Role.ARG_JSON_VALUE, '{"a": 1}'), event(Role.ARG_JSON_VALUE, "x ", 0, Dialect()),
+    event(Role.ARG_JSON_VALUE, "", 0, Dialect()),
+    event(Role.ARG_JSON_VALUE, "x ", PARTIAL, Dialect()),
+    event(Role.ARG_JSON_VALUE, "{'b': True}", PYTHON),
+]
+
+
+def test_one_shot_mapping_of_tagged_arguments_builds_what_the_handlers_build() -> None:
+    # Every pair and triple of argument events (names, text and typed values, JSON and
+    # dialect values, partial ones), in a call, without an opening, and after a closed call.
+    cases = 0
+    for size in (1, 2, 3):
+        for arguments in itertools.product(ARGUMENTS, repeat=size):
+            for events in ([OPEN, PIECES["name"][0], *arguments, CLOSE], [*arguments, CLOSE],
+                           [OPEN, CLOSE, *arguments], [OPEN, *arguments]):
+                cases += 1
+                assert to_message(ParseResult.of(TEXT, tuple(events), True)) == by_handlers(
+                    events), events
+    assert cases > 9000
