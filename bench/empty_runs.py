@@ -55,17 +55,18 @@ class Counting(StreamParser):
         self.seconds = {"empty": 0.0, "other": 0.0}
         self.stops: Counter[tuple[str, str]] = Counter()
         self.before = ""
-        self.state: MatchState | None = None
+        # The state the last run left (not `state`: StreamParser keeps the state it reruns there)
+        self.seen: MatchState | None = None
 
     def feed(self, chunk: str) -> list[Delta]:
-        self.before, self.state = quiet_kind(self, chunk), None
+        self.before, self.seen = quiet_kind(self, chunk), None
         return super().feed(chunk)
 
     def _advance(self, partial: bool) -> list[Delta]:
         started = time.process_time()
         deltas = super()._advance(partial)
         seconds = time.process_time() - started
-        state = self.state
+        state = self.seen
         empty = partial and not deltas and state is not None and not state.commit_events
         self.runs += 1
         self.seconds["empty" if empty else "other"] += seconds
@@ -76,7 +77,7 @@ class Counting(StreamParser):
         return deltas
 
     def _steady(self, state: MatchState) -> Any:
-        self.state = state
+        self.seen = state
         return super()._steady(state)
 
 

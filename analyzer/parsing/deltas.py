@@ -72,17 +72,16 @@ def reasoning_delta(text: str) -> Delta:
 
 def arguments_delta(index: int, text: str) -> Delta:
     """Return the delta of more argument text for call index."""
-    return new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
-                                                             (index, None, None, text)),)))
+    return new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta, (index, None, None, text)),)))
 
 
 def header_delta(index: int, call_id: str, name: str) -> Delta:
     """Return the delta that announces call index: its id, name and no arguments yet."""
     return new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
-                                                             (index, call_id, name, "")),)))
+                                                   (index, call_id, name, "")),)))
 
 
 def id_delta(index: int, call_id: str) -> Delta:
     """Return the delta of an id that came after its call was announced."""
     return new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
-                                                             (index, call_id, None, None)),)))
+                                                   (index, call_id, None, None)),)))
