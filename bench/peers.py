@@ -45,6 +45,9 @@ class Peer:
     whole: Callable[[str], Any]
     stream: Callable[[Iterable[str]], Any]
     calls: Callable[[Any], Calls]
+    # How many pieces of arguments text a stream sends (not timed): the sides may send a
+    # value as it arrives or only once it is complete, which is not the same work.
+    pieces: Callable[[Iterable[str]], int]
 
 
 def _enter_namespaces() -> None:
@@ -100,7 +103,8 @@ class Vocabulary:
 
 def _entry_points(
     detector: Callable[[], Any], tools: list[Any]
-) -> tuple[Callable[[str], Any], Callable[[Iterable[str]], Any], Callable[[Any], Calls]]:
+) -> tuple[Callable[[str], Any], Callable[[Iterable[str]], Any], Callable[[Any], Calls],
+           Callable[[Iterable[str]], int]]:
     """Wrap a detector class: a fresh detector per parse, as a server does per request.
 
     Both entry points give (name, arguments JSON text) per call, the form a client gets."""
@@ -123,4 +127,10 @@ def _entry_points(
     def calls(result: list[tuple[str, str]]) -> Calls:
         return Calls(tuple((name, json.loads(arguments)) for name, arguments in result))
 
-    return whole, stream, calls
+    def pieces(chunks: Iterable[str]) -> int:
+        instance = detector()
+        return sum(1 for chunk in chunks
+                   for call in instance.parse_streaming_increment(chunk, tools).calls
+                   if call.parameters)
+
+    return whole, stream, calls, pieces

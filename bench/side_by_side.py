@@ -40,6 +40,7 @@ from bench import generated, peers, rendered  # noqa: E402
 
 INPUTS = REPO / ".." / "shared" / "bench-inputs"
 SHAPES = ("whole", "16-byte stream", "1-byte stream")
+STREAM_SIZES = {"16-byte stream": 16, "1-byte stream": 1}
 WHOLE_REPEATS = 10
 clock = time.process_time  # the machine is shared: wall time would count other processes
 
@@ -67,7 +68,13 @@ def our_side(parser: Parser, tail: str = "") -> peers.Peer:
             client.add(delta)
         return client.message()
 
-    return peers.Peer("ours", whole, stream, calls_of)
+    def pieces(chunks: Iterable[str]) -> int:
+        streamer = StreamParser(parser)
+        deltas = [delta for chunk in ([tail] if tail else []) + list(chunks)
+                  for delta in streamer.feed(chunk)] + streamer.finish()
+        return sum(1 for delta in deltas for call in delta.tool_calls if call.arguments)
+
+    return peers.Peer("ours", whole, stream, calls_of, pieces)
 
 
 def timed(work: Callable[[], Any], calls: Callable[[Any], peers.Calls]) -> tuple[
@@ -171,7 +178,9 @@ def rows(label: str, sides: list[peers.Peer], texts: tuple[str, ...], want: peer
             cells += ["no SGLang detector for this format", "–"]
         found = "; ".join(f"{'ours' if name == sides[0].name else 'SGLang'} DIFFERENT: {why}"
                           for name, why in wrong.items() if why)
-        cells.append(f"{len(want.items)} calls, " + (found or "same"))
+        sent = "" if shape == "whole" else "; argument pieces sent: " + " / ".join(
+            f"{side.pieces(chunked(texts[0], STREAM_SIZES[shape], tokens)):,}" for side in sides)
+        cells.append(f"{len(want.items)} calls, " + (found or "same") + sent)
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
