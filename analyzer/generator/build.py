@@ -856,7 +856,8 @@ class LeadRun(StandsFor):
         # after an argument's name), else nothing more (the rest runs item by item).
         self.whole_regex, self.tail_group, self.tail_commits = self.pattern, 0, 0
         self.tail_marks: tuple[tuple[int, Role, int, Any], ...] = ()
-        # Where the rest is one alternation: each branch's group, and the marks it holds.
+        # Where the rest is one alternation (tail_group -1): each branch's group, and the
+        # marks it holds.
         self.tail_branches: dict[int, tuple[tuple[int, Role, int, Any], ...]] = {}
         if not self.tool and self.rest:
             self._read_tail(lead, found[0])
@@ -877,6 +878,7 @@ class LeadRun(StandsFor):
             groups = self.whole_regex.groupindex
             self.tail_branches = {groups[name]: self._marks(lead.marks[start:end], groups)
                                   for name, start, end in lead.branches}
+            self.tail_group = -1
             return
         self.whole_regex = re.compile(f"{head}(?P<tail>{tail[0]})?+")
         groups = self.whole_regex.groupindex
@@ -920,15 +922,17 @@ class LeadRun(StandsFor):
             start, end = span(group)
             events.append((role, start, end, flags, info))
         st.commits += self.commits
-        taken = self.tail_branches.get(found.lastindex or 0) if self.tail_branches else (
-            self.tail_marks if self.tail_group and found.start(self.tail_group) >= 0 else None)
-        if taken is not None:  # the rest read too
-            for group, role, flags, info in taken:
-                start, end = span(group)
-                if start >= 0:  # a group of the branch taken (not one nested in it)
-                    events.append((role, start, end, flags, info))
-            st.commits += self.tail_commits
-            return found.end()
+        tail = self.tail_group
+        if tail:  # the rest may have been read too: its group, or one branch's (-1)
+            taken = self.tail_branches.get(found.lastindex or 0) if tail < 0 else (
+                self.tail_marks if found.start(tail) >= 0 else None)
+            if taken is not None:
+                for group, role, flags, info in taken:
+                    start, end = span(group)
+                    if start >= 0:  # a group of the branch taken (not one nested in it)
+                        events.append((role, start, end, flags, info))
+                st.commits += self.tail_commits
+                return found.end()
         pos = found.end()
         for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
             pos = item.match(st, pos)
@@ -941,7 +945,7 @@ class LeadRun(StandsFor):
     @property
     def reads_tail(self) -> bool:
         """Tell whether a whole parse's regex reads the rest too, where it can."""
-        return bool(self.tail_group or self.tail_branches)
+        return self.tail_group != 0
 
     def decided_lead(self, st: MatchState, pos: int) -> re.Match[str] | None:
         """In a stream run, the lead's regex match where more input cannot change it: it ends
