@@ -549,10 +549,11 @@ class LeadPattern:
     `!x` read as less than x would succeed where it fails.
 
     Reading a run's tail (the items after its lead, matched in the same regex where they
-    can be: LeadRun.tail_regex), it also reads the leaves that give a tail_pattern (a value's
-    text, its closing, a dialect value) and a choice's later alternatives, each where the
-    ones before it cannot open. Leads are sized without these: a stream takes a lead's regex
-    by what its items read past their match (reads_past), which these leaves do not say."""
+    can be: LeadRun.whole_regex), it also reads the leaves that give a tail_pattern (a
+    value's text, its closing, a dialect value), a choice's later alternatives, each where the
+    ones before it cannot open, and a dispatch's alternatives. Leads are sized without these:
+    a stream takes a lead's regex by what its items read past their match (reads_past), which
+    these do not say."""
 
     def __init__(self, tail: bool = False) -> None:
         self.marks: list[Mark] = []
@@ -863,7 +864,8 @@ class LeadRun(StandsFor):
             self._read_tail(lead, found[0])
 
     def _read_tail(self, lead: LeadPattern, head: str) -> None:
-        """Read the rest into the whole parse's regex, as an optional group after the lead."""
+        """Read the rest into the whole parse's regex, optional after the lead: one group, or
+        where the rest is one alternation a group per branch."""
         marks, commits = len(lead.marks), lead.commits
         lead.tail, lead.branches = True, []
         tail = lead.of_items(self.rest, top=True)

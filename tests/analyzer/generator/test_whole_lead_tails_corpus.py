@@ -1,7 +1,8 @@
 """A whole parse that records no failures reads an argument's value in the regex of its lead
-where it can (`LeadRun.tail_regex`: a value's text up to its closing tag, the closing, a
+where it can (`LeadRun.whole_regex`: a value's text up to its closing tag, the closing, a
 quoted dialect's value, each alternative of the value's choice where the ones before it cannot
-open); where that regex reads only the lead, the value's items run one by one, as before. A
+open, the argument a dispatch picks); where that regex reads only the lead, the value's items
+run one by one, as before. A
 traced run takes no shortcut: both must end alike and record the same events, on every
 template's rendering of a call, with its values edited the ways values and models vary."""
 
