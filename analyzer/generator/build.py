@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -581,6 +581,7 @@ def leaf_pattern(item: p.Expr) -> str | None:
 
 
 Found = tuple[str, bool]  # a regex, and whether it matches wherever its expression does
+Branch = tuple[str, str, int]  # an alternation's branch: its regex, its group, its marks
 
 
 class LeadPattern:
@@ -594,16 +595,19 @@ class LeadPattern:
     `!x` read as less than x would succeed where it fails.
 
     Reading a run's tail (the items after its lead, matched in the same regex where they
-    can be: LeadRun.tail_regex), it also reads the leaves that give a tail_pattern (a value's
-    text, its closing, a dialect value) and a choice's later alternatives, each where the
-    ones before it cannot open. Leads are sized without these: a stream takes a lead's regex
-    by what its items read past their match (reads_past), which these leaves do not say."""
+    can be: LeadRun.whole_regex), it also reads the leaves that give a tail_pattern (a
+    value's text, its closing, a dialect value), a choice's later alternatives, each where the
+    ones before it cannot open, and a dispatch's alternatives. Leads are sized without these:
+    a stream takes a lead's regex by what its items read past their match (reads_past), which
+    these do not say."""
 
     def __init__(self, tail: bool = False) -> None:
         self.marks: list[Mark] = []
         self.commits = 0
         self.groups = 0
         self.tail = tail
+        # The last alternation read (in a tail): each branch's group and its marks' range.
+        self.branches: list[tuple[str, int, int]] = []
 
     def of(self, expr: p.Expr, top: bool = False) -> Found | None:
         """The regex of expr (top: an item of the run's own sequence, where a commit counts;
@@ -634,7 +638,9 @@ class LeadPattern:
         if kind is Regex and isinstance(expr, Regex):
             return regex_pattern(expr)
         if self.tail and isinstance(expr, (Dispatch, DispatchOrElse)):
-            return self._dispatched(expr if isinstance(expr, Dispatch) else expr.dispatch, top)
+            dispatch = expr if isinstance(expr, Dispatch) else expr.dispatch
+            # Only by leads that begin their own alternatives (not DispatchByBeginnings').
+            return self._dispatched(dispatch, top) if type(dispatch) is Dispatch else None
         if isinstance(expr, StandsFor):
             return self._stands_for(expr)
         if kind is LiteralCapture and isinstance(expr, LiteralCapture):
@@ -713,10 +719,10 @@ class LeadPattern:
         leads = list(dispatch.whole_table)
         if any(one != other and other.startswith(one) for one in leads for other in leads):
             return None
-        branches: list[str] = []
+        branches: list[Branch] = []
         spent: set[int] = set()
         for lead in leads:
-            before = self.commits
+            before, marks = self.commits, len(self.marks)
             form = dispatch.whole_table[lead]
             if type(form) is LeadRun and isinstance(form, LeadRun) and not form.tool:
                 form = form.whole  # its sequence, read whole (its tail too)
@@ -725,31 +731,49 @@ class LeadPattern:
                 return None
             spent.add(self.commits - before)
             self.commits = before
-            branches.append(found[0])
+            branches.append(self._branch(found[0], marks))
         if len(spent) != 1:
             return None
         self.commits += spent.pop()
-        return "(?>" + "|".join(branches) + ")", False
+        return self._alternation(branches)
 
     def _later_alternatives(self, alternatives: tuple[p.Expr, ...]) -> Found | None:
         # Each alternative where the ones before it cannot open (a whole parse's choice
         # skips those, failing cleanly: opening_chars), up to the first without a pattern
-        # or after one that may open anywhere. Only the taken branch's groups take part:
-        # LeadRun records the tail's marks that did.
-        branches: list[str] = []
+        # or after one that may open anywhere.
+        branches: list[Branch] = []
         closed: set[str] = set()
         for alternative in alternatives:
+            marks = len(self.marks)
             found = self.of(alternative)
             if found is None:
                 break
             guard = ("(?=[^" + "".join(map(re.escape, sorted(closed))) + "])" if closed
                      else "(?s:(?=.))") if branches else ""
-            branches.append(guard + found[0])
+            branches.append(self._branch(guard + found[0], marks))
             opening = alternative.opening_chars()
             if opening is None:
                 break
             closed |= opening
-        return ("(?>" + "|".join(branches) + ")", False) if branches else None
+        return self._alternation(branches) if branches else None
+
+    def _branch(self, pattern: str, marks: int) -> Branch:
+        """A branch of an alternation: its pattern in a group of its own, and its marks (the
+        marks from index marks on: read just before)."""
+        self.groups += 1
+        name = f"g{self.groups}"
+        return f"(?P<{name}>{pattern})", name, len(self.marks) - marks
+
+    def _alternation(self, branches: list[Branch]) -> Found:
+        # Only the taken branch's groups take part: LeadRun records the marks of the branch
+        # whose group matched (the last group to close where the alternation ends its run:
+        # Match.lastindex), or of every group that took part.
+        end = len(self.marks)
+        self.branches = []
+        for _, name, size in reversed(branches):
+            self.branches.insert(0, (name, end - size, end))
+            end -= size
+        return "(?>" + "|".join(pattern for pattern, _, _ in branches) + ")", False
 
 
 def plain_pattern(expr: p.Expr) -> str | None:
@@ -850,7 +874,8 @@ class LeadRun(StandsFor):
     closing as well, one frame less at every call."""
 
     __slots__ = ("whole", "tool", "pattern", "marks", "lead_marks", "commits", "rest", "steps",
-                 "margin", "looks", "whole_regex", "tail_group", "tail_marks", "tail_commits")
+                 "margin", "looks", "whole_regex", "tail_group", "tail_marks", "tail_commits",
+                 "tail_branches")
 
     def __init__(self, sequence: Sequence, size: int, whole: p.Expr | None = None) -> None:
         self.whole = sequence if whole is None else whole
@@ -878,22 +903,40 @@ class LeadRun(StandsFor):
         # after an argument's name), else nothing more (the rest runs item by item).
         self.whole_regex, self.tail_group, self.tail_commits = self.pattern, 0, 0
         self.tail_marks: tuple[tuple[int, Role, int, Any], ...] = ()
+        # Where the rest is one alternation (tail_group -1): each branch's group, and the
+        # marks it holds.
+        self.tail_branches: dict[int, tuple[tuple[int, Role, int, Any], ...]] = {}
         if not self.tool and self.rest:
             self._read_tail(lead, found[0])
 
     def _read_tail(self, lead: LeadPattern, head: str) -> None:
-        """Read the rest into the whole parse's regex, as an optional group after the lead."""
+        """Read the rest into the whole parse's regex, optional after the lead: one group, or
+        where the rest is one alternation a group per branch."""
         marks, commits = len(lead.marks), lead.commits
-        lead.tail = True
+        lead.tail, lead.branches = True, []
         tail = lead.of_items(self.rest, top=True)
         if tail is None:
+            return
+        self.tail_commits = lead.commits - commits
+        rest = self.rest[0]
+        if len(self.rest) == 1 and lead.branches and (
+                type(rest) is Choice or isinstance(rest, (Dispatch, DispatchOrElse))):
+            # The rest is one alternation: the branch taken is the match's last group.
+            self.whole_regex = re.compile(f"{head}{tail[0]}?+")
+            groups = self.whole_regex.groupindex
+            self.tail_branches = {groups[name]: self._marks(lead.marks[start:end], groups)
+                                  for name, start, end in lead.branches}
+            self.tail_group = -1
             return
         self.whole_regex = re.compile(f"{head}(?P<tail>{tail[0]})?+")
         groups = self.whole_regex.groupindex
         self.tail_group = groups["tail"]
-        self.tail_marks = tuple((groups[name], role, flags, info)
-                                for name, role, flags, info in lead.marks[marks:])
-        self.tail_commits = lead.commits - commits
+        self.tail_marks = self._marks(lead.marks[marks:], groups)
+
+    @staticmethod
+    def _marks(marks: list[Mark], groups: Mapping[str, int]
+               ) -> tuple[tuple[int, Role, int, Any], ...]:
+        return tuple((groups[name], role, flags, info) for name, role, flags, info in marks)
 
     def match(self, st: MatchState, pos: int) -> int:
         if st.fail_pos != UNTRACED:
@@ -927,14 +970,17 @@ class LeadRun(StandsFor):
             start, end = span(group)
             events.append((role, start, end, flags, info))
         st.commits += self.commits
-        if self.tail_group and found.start(self.tail_group) >= 0:  # the rest read too
-            spans = found.regs  # every group's span at once (most marks are not taken)
-            for group, role, flags, info in self.tail_marks:
-                start, end = spans[group]
-                if start >= 0:  # a group of the branch taken
-                    events.append((role, start, end, flags, info))
-            st.commits += self.tail_commits
-            return found.end()
+        tail = self.tail_group
+        if tail:  # the rest may have been read too: its group, or one branch's (-1)
+            taken = self.tail_branches.get(found.lastindex or 0) if tail < 0 else (
+                self.tail_marks if found.start(tail) >= 0 else None)
+            if taken is not None:
+                for group, role, flags, info in taken:
+                    start, end = span(group)
+                    if start >= 0:  # a group of the branch taken (not one nested in it)
+                        events.append((role, start, end, flags, info))
+                st.commits += self.tail_commits
+                return found.end()
         pos = found.end()
         for item in self.rest:  # Sequence.match's whole-parse loop, one frame less
             pos = item.match(st, pos)
@@ -943,6 +989,11 @@ class LeadRun(StandsFor):
         if tool:
             events.append((TOOL_CLOSE, pos, pos, 0, None))
         return pos
+
+    @property
+    def reads_tail(self) -> bool:
+        """Tell whether a whole parse's regex reads the rest too, where it can."""
+        return self.tail_group != 0
 
     def decided_lead(self, st: MatchState, pos: int) -> re.Match[str] | None:
         """In a stream run, the lead's regex match where more input cannot change it: it ends

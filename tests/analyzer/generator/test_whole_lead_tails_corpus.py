@@ -1,7 +1,8 @@
 """A whole parse that records no failures reads an argument's value in the regex of its lead
-where it can (`LeadRun.tail_regex`: a value's text up to its closing tag, the closing, a
+where it can (`LeadRun.whole_regex`: a value's text up to its closing tag, the closing, a
 quoted dialect's value, each alternative of the value's choice where the ones before it cannot
-open); where that regex reads only the lead, the value's items run one by one, as before. A
+open, the argument a dispatch picks); where that regex reads only the lead, the value's items
+run one by one, as before. A
 traced run takes no shortcut: both must end alike and record the same events, on every
 template's rendering of a call, with its values edited the ways values and models vary."""
 
@@ -27,6 +28,7 @@ from analyzer.generator.dialect import DialectValue, QuotedDialect
 from analyzer.generator.value_ends import Intruders, ValueText, tolerant_closing
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
 from analyzer.peg import Expr
+from analyzer.peg.expressions import Sequence
 from analyzer.peg.roles import Role
 from analyzer.peg.state import FAIL, MatchState
 
@@ -92,7 +94,7 @@ def test_values_read_in_a_leads_regex_equal_the_general_path(
         pytest.skip("no generated parser, or the template cannot render the call")
     parser, rendering = found
     start = parser.parser.start
-    if not any(run.tail_group for run in lead_runs(start)):
+    if not any(run.reads_tail for run in lead_runs(start)):
         pytest.skip("no lead run reads its tail")
     for output in edited(rendering):
         text = parser.prompt.tail + output
@@ -109,7 +111,7 @@ def test_tagged_and_dialect_templates_read_values_in_the_lead() -> None:
     for name in ("google-gemma-4-31B-it", "GLM-4.6", "tools_echo"):
         found = generated_call(paths[name])
         assert found is not None, name
-        assert any(run.tail_group for run in lead_runs(found[0].parser.start)), name
+        assert any(run.reads_tail for run in lead_runs(found[0].parser.start)), name
 
 
 def whole(expr: Expr, text: str, traced: bool = False) -> tuple[int, list[object]]:
@@ -127,10 +129,10 @@ def test_a_later_alternative_is_read_only_where_the_earlier_cannot_open() -> Non
     argument = lead_run(p.arg_name(p.literal("a")) + p.literal(":") + p.commit()
                         + p.choice(p.space() + string, value))
     assert isinstance(argument, LeadRun)
-    assert argument.tail_group == 0  # until() gives no tail pattern: the lead alone
+    assert not argument.reads_tail  # until() gives no tail pattern: the lead alone
     run = lead_run(p.arg_name(p.literal("a")) + p.literal(":") + p.commit() + p.choice(
         p.literal(quote) + p.arg_string_value(p.literal("x")) + p.literal(quote), value))
-    assert isinstance(run, LeadRun) and run.tail_group
+    assert isinstance(run, LeadRun) and run.reads_tail
     for text in ('a:<|"|>x<|"|>', "a:5", "a: 5", 'a:<|"|>y<|"|>', "a:[1,2]", "a:{b:[1]}",
                  "a:<x", "a:", "a:[1 2]", "a:{b:{c:{d:{e:1}}}}", "a:\n[1]"):
         assert whole(run, text) == whole(run.general_form, text, traced=True), text
@@ -199,12 +201,12 @@ def test_a_dispatch_in_a_tail_reads_the_argument_its_lead_picks() -> None:
     shorter = lead_run(p.arg_name(p.literal("a")) + p.optional(p.literal("b")) + p.literal(":")
                        + p.commit() + p.capture(Role.ARG_JSON_VALUE, p.regex("[a-z]")))
     item = dispatched(longer, shorter)
-    assert isinstance(item, LeadRun) and not item.tail_group
+    assert isinstance(item, LeadRun) and not item.reads_tail
     for text in (",ab:x", ",ab:1", ", a:x", ",abc:1"):
         assert whole(item, text) == whole(item.general_form, text, traced=True), text
     apart = dispatched(lead_run(p.arg_name(p.literal("b")) + p.literal(":") + p.commit() + value),
                        shorter)
-    assert isinstance(apart, LeadRun) and apart.tail_group
+    assert isinstance(apart, LeadRun) and apart.reads_tail
     for text in (",b:1", ",b:x", ", a:x", ",ab:x", ",c:z", ",b:", ""):
         assert whole(apart, text) == whole(apart.general_form, text, traced=True), text
     # The branch's commit counts: what fails after it fails the optional around it (an
@@ -219,4 +221,33 @@ def test_a_dispatch_in_a_tail_needs_the_same_commits_in_every_branch() -> None:
     committed = lead_run(p.arg_name(p.literal("b")) + p.literal(":") + p.commit() + value)
     uncommitted = p.arg_name(p.literal("c")) + p.literal(":") + value
     item = dispatched(committed, uncommitted)
-    assert isinstance(item, LeadRun) and not item.tail_group
+    assert isinstance(item, LeadRun) and not item.reads_tail
+
+
+def test_marks_outside_an_alternation_are_kept() -> None:
+    # A rest that is one item holding a capture and then a choice: the choice's branch is
+    # the match's last group, but the capture before it records too.
+    choice = p.choice(p.literal("<") + p.capture(Role.ARG_STRING_VALUE, p.literal("x")),
+                      p.capture(Role.ARG_JSON_VALUE, p.regex("[0-9]")))
+    inner = Sequence((p.capture(Role.ARG_NAME, p.literal("k")), choice))
+    run = LeadRun(Sequence((p.literal("a"), p.literal(":"), inner)), 2)
+    assert run.reads_tail
+    for text in ("a:k<x", "a:k1", "a:k", "a:kx", "a:k<1"):
+        assert whole(run, text) == whole(run.general_form, text, traced=True), text
+    # The rest one choice: its branches' own marks, and nothing else.
+    alone = LeadRun(Sequence((p.literal("a"), p.literal(":"), choice)), 2)
+    assert alone.tail_branches
+    for text in ("a:<x", "a:1", "a:", "a:x", "a:<1"):
+        assert whole(alone, text) == whole(alone.general_form, text, traced=True), text
+
+
+def test_a_dispatch_by_beginnings_is_left_to_run() -> None:
+    # Its texts are beginnings an alternative may or may not begin with, not a literal
+    # every match of it begins with: a branch per text would not say which it picks.
+    def call(name: str) -> Expr:
+        return (p.choice(p.literal("f."), p.eps()) + p.tool_name(p.literal(name))
+                + p.literal(":") + p.commit() + p.capture(Role.ARG_JSON_VALUE, p.regex("[0-9]")))
+    dispatch = one_of_leading([call("a"), call("b")])
+    assert type(dispatch).__name__ == "DispatchByBeginnings"
+    assert LeadPattern(tail=True).of(dispatch, top=True) is None
+    assert LeadPattern(tail=True).of(or_else(dispatch, p.literal("z")), top=True) is None
