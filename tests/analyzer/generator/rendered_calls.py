@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from analyzer import analyze, load_template_file
 from analyzer.analysis.pipeline import compiled
 from analyzer.checks.verify import Case, Rendered, Subject, call, render_case, required_kwargs
@@ -68,6 +70,14 @@ def generated_call(path: Path) -> tuple[GeneratedParser, str] | None:
     if result is None:
         return None
     return generate_parser(analysis, result.options, prompt=result.prompt), result.output
+
+
+def generated_call_or_skip(path: Path) -> tuple[GeneratedParser, str]:
+    """generated_call(path), or skip the test that asks when there is none."""
+    found = generated_call(path)
+    if found is None:
+        pytest.skip("no generated parser, or the template cannot render the call")
+    return found
 
 
 def streamed(stream: StreamParser, tail: str, chunks: list[str]) -> list[Delta]:

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendered_calls import expressions_in, generated_call, template_paths, with_text_and_cut
+from rendered_calls import (
+    expressions_in,
+    generated_call_or_skip,
+    template_paths,
+    with_text_and_cut,
+)
 
 from analyzer import peg as p
 from analyzer.generator import build
@@ -222,10 +227,7 @@ def test_the_events_of_a_decided_lead_are_its_items_events() -> None:
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_every_cut_of_a_rendering_leaves_the_general_state(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     start = parser.parser.start
     if not any(stream_shortcut(expr) for expr in expressions_in(start)):
         pytest.skip("no shortcut a stream run may take")
@@ -239,10 +241,7 @@ def test_every_cut_of_a_rendering_leaves_the_general_state(
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_streams_give_the_general_paths_deltas(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     for output in with_text_and_cut(rendering):
         for size in SIZES:
             chunks = [parser.prompt.tail] + [output[at:at + size]

@@ -10,7 +10,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, template_paths
+from rendered_calls import generated_call_or_skip, template_paths
 
 from analyzer.parsing.stream import Delta, StreamParser, accumulate
 
@@ -42,10 +42,7 @@ def check_shapes(deltas: list[Delta]) -> None:
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_a_chunks_deltas_join_pieces_of_one_text_on_rendered_calls(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     output = "Let me look that up.\n\n" + rendering
     report = parser.parse_report(output)
     for size in (1, 5, 16, len(output)):

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendered_calls import expressions_in, generated_call, template_paths, with_text_and_cut
+from rendered_calls import (
+    expressions_in,
+    generated_call,
+    generated_call_or_skip,
+    template_paths,
+    with_text_and_cut,
+)
 from test_stream_decided_leads import GRAMMAR_OBJECTS, state_after
 from test_stream_skips_per_chunk_corpus import cuts, mutations, per_chunk
 
@@ -153,10 +159,7 @@ def outputs(rendering: str) -> list[str]:
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_every_cut_leaves_the_plain_paths_state(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     start = parser.parser.start
     GRAMMAR_OBJECTS.clear()
     GRAMMAR_OBJECTS.update(expressions_in(start))
@@ -170,10 +173,7 @@ def test_every_cut_leaves_the_plain_paths_state(
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_streams_give_the_plain_paths_deltas(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     tail = parser.prompt.tail
     for number, output in enumerate(outputs(rendering)):
         for chunks in cuts(output, number):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendered_calls import ARGUMENTS, generated_call, template_paths
+from rendered_calls import ARGUMENTS, generated_call_or_skip, template_paths
 
 from analyzer.parsing.stream import HEADS_KEPT, Delta, StreamParser
 
@@ -46,10 +46,7 @@ def per_chunk(stream: StreamParser, tail: str, chunks: list[str]) -> list[Any]:
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_kept_answers_give_the_deltas_of_answers_asked_again(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     tail = parser.prompt.tail
     for output in mutations(rendering):
         for size in SIZES:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendered_calls import generated_call, template_paths, with_text_and_cut
+from rendered_calls import generated_call_or_skip, template_paths, with_text_and_cut
 
 from analyzer.parsing.stream import StreamParser
 from analyzer.peg import Expr
@@ -47,10 +47,7 @@ def structure(expr: Expr) -> Any:
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_resume_points_of_one_structure_are_one_object(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     for output in with_text_and_cut(rendering):
         for size in SIZES:
             forget_resume_points()  # other tests' streams may have filled the tables

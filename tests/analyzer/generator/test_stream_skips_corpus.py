@@ -7,7 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, streamed, template_paths, with_text_and_cut
+from rendered_calls import (
+    generated_call_or_skip,
+    streamed,
+    template_paths,
+    with_text_and_cut,
+)
 from skipping_streams import AlwaysRuns, CountsSkips
 
 from analyzer.parsing.stream import accumulate
@@ -17,10 +22,7 @@ SIZES = (1, 2, 3, 7, 16)
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_skipping_streams_equal_running_streams_on_rendered_calls(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     skipped = 0
     for number, output in enumerate(with_text_and_cut(rendering)):
         report = parser.parse_report(output)

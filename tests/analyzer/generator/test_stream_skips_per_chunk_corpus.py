@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendered_calls import ARGUMENTS, generated_call, template_paths
+from rendered_calls import ARGUMENTS, generated_call_or_skip, template_paths
 from skipping_streams import AlwaysRuns, CountsSkips
 
 from analyzer.parsing.stream import StreamParser
@@ -58,10 +58,7 @@ def per_chunk(stream: StreamParser, tail: str, chunks: list[str]) -> list[Any]:
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_skipping_streams_equal_running_streams_chunk_by_chunk(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     tail = parser.prompt.tail
     skipped = 0
     for number, output in enumerate(mutations(rendering)):

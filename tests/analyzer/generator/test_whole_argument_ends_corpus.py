@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, template_paths, whole_outcome
+from rendered_calls import generated_call_or_skip, template_paths, whole_outcome
 from test_whole_dispatch_corpus import departures
 
 from analyzer.generator import arguments
@@ -114,10 +114,7 @@ def outcome(start: Expr, text: str, traced: bool) -> object:
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_argument_ends_by_their_marker_equal_the_scanners(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     start = parser.parser.start
     follower = follower_of(start)
     if not follower:

@@ -14,7 +14,12 @@ import re
 from pathlib import Path
 
 import pytest
-from rendered_calls import expressions_in, generated_call, template_paths, whole_outcome
+from rendered_calls import (
+    expressions_in,
+    generated_call_or_skip,
+    template_paths,
+    whole_outcome,
+)
 
 from analyzer import peg as p
 from analyzer.generator.build import (
@@ -65,10 +70,7 @@ def general_outcome(start: Expr, text: str, monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_dispatch_and_lead_runs_equal_the_general_path(path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     start = parser.parser.start
     if not shortcuts_in(start):
         pytest.skip("no dispatch or lead run in this grammar")

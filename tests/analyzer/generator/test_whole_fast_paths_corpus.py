@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, template_paths
+from rendered_calls import generated_call_or_skip, template_paths
 
 from analyzer.generator import ParseReport
 from analyzer.generator.build import Closing, DispatchByBeginnings, DispatchOrElse, LeadRun
@@ -54,10 +54,7 @@ def by_choice(closing: Closing, st: MatchState, pos: int) -> int:
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_whole_parse_shortcuts_equal_the_general_path(path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     outputs = departures(rendering)
     fast = [outcome(parser.parse_report, output) for output in outputs]
     monkeypatch.setattr(DispatchOrElse, "match", DispatchOrElse.general)

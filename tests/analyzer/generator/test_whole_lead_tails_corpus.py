@@ -12,7 +12,13 @@ import re
 from pathlib import Path
 
 import pytest
-from rendered_calls import expressions_in, generated_call, template_paths, whole_outcome
+from rendered_calls import (
+    expressions_in,
+    generated_call,
+    generated_call_or_skip,
+    template_paths,
+    whole_outcome,
+)
 
 from analyzer import peg as p
 from analyzer.generator.build import (
@@ -89,10 +95,7 @@ def lead_runs(start: Expr) -> list[LeadRun]:
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_values_read_in_a_leads_regex_equal_the_general_path(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     start = parser.parser.start
     if not any(run.reads_tail for run in lead_runs(start)):
         pytest.skip("no lead run reads its tail")

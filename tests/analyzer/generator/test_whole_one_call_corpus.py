@@ -17,6 +17,7 @@ from rendered_calls import (
     checked,
     expressions_in,
     generated_call,
+    generated_call_or_skip,
     template_paths,
     whole_outcome,
 )
@@ -77,10 +78,7 @@ def reported_the_long_way(parser_start: Expr, tail: str, text: str) -> ParseRepo
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_whole_parse_of_a_call_equals_the_general_path(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     start, tail = parser.parser.start, parser.prompt.tail
     for output in edited(rendering) + cut(rendering):
         text = tail + output

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import generated_call, template_paths, whole_outcome
+from rendered_calls import generated_call_or_skip, template_paths, whole_outcome
 
 
 def broken(output: str) -> list[str]:
@@ -28,10 +28,7 @@ def broken(output: str) -> list[str]:
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_whole_parses_that_skip_equal_the_general_path(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     for output in broken(rendering):
         text = parser.prompt.tail + output
         start = parser.parser.start

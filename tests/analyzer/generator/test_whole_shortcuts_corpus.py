@@ -10,7 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rendered_calls import expressions_in, generated_call, template_paths, whole_outcome
+from rendered_calls import (
+    expressions_in,
+    generated_call_or_skip,
+    template_paths,
+    whole_outcome,
+)
 
 from analyzer.generator.arguments import ByFirstCharacter
 from analyzer.generator.tools_json import EndsBefore, MemberLoop, NameMember, SeparatorBeforeCall
@@ -63,10 +68,7 @@ def uses_shortcuts(start: Expr) -> bool:
 
 @pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
 def test_whole_parse_shortcuts_give_the_general_paths_results(path: Path) -> None:
-    found = generated_call(path)
-    if found is None:
-        pytest.skip("no generated parser, or the template cannot render the call")
-    parser, rendering = found
+    parser, rendering = generated_call_or_skip(path)
     start = parser.parser.start
     if not uses_shortcuts(start):
         pytest.skip("no JSON arguments or call objects in this grammar")
