@@ -6,7 +6,8 @@ certain before the break (the calls before it, the broken call with the argument
 far), closes the broken call (its arguments healed into a JSON object), notes a
 `malformed_call` deviation at the break, and reads the text from the break on as a new
 output (content, later calls). One-shot parses and streams break at the same place and keep
-the same events, so a stream still adds up to the one-shot message.
+the same events, so a stream still adds up to the one-shot message: what is certain is what
+the longest prefix that still reads makes final (a stream's chunk may have ended there).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from analyzer.peg import Expr, Note, PegParseError, Role, run
 from analyzer.peg.diagnostics import moved
+from analyzer.peg.parser import Run
 from analyzer.peg.roles import PARTIAL
 from analyzer.peg.state import Event
 
@@ -40,14 +42,51 @@ def broken_at(expr: Expr, text: str, error: PegParseError, origin: tuple[int, in
     events: list[Event] = []
     while cut > 0:
         try:
-            events = run(expr, text[:cut], 0, True, origin, dict(memo or {})).final_events()
-            break
+            found = run(expr, text[:cut], 0, True, origin, dict(memo or {}))
         except PegParseError as earlier:  # the fatal failure came before the farthest one
             cut = min(max(earlier.offset - origin[0], 0), cut - 1)
+            continue
+        events = farthest_certain(found, text, cut, origin)
+        break
     action = "dropped" if unnamed_call_open([*(before or []), *events]) else "kept_as_content"
     note = Note("malformed_call", action, " or ".join(error.expected) or "a call")
     ending = [(Role.TOOL_CLOSE, cut, cut, 0, BROKEN), (Role.DEVIATION, cut, cut, 0, note)]
     return Break(cut, [*events, *ending])
+
+
+# How far past a break a parse looks for text a stream could have read as the beginning of a
+# marker cut short (the longest marker is far shorter).
+MARKER_REACH = 64
+
+
+def farthest_certain(found: Run, text: str, cut: int, origin: tuple[int, int, int]
+                     ) -> list[Event]:
+    """Return the final events of the longest prefix of text (up to MARKER_REACH past cut)
+    that a partial parse still reads: the break's text may begin like a marker (`[CALL_I`
+    for `[CALL_ID]`). found is the partial run over text[:cut].
+
+    A stream whose chunk ended inside that prefix made those events final, and sent them
+    (a call's name, decided by the marker's first character), before the text that breaks
+    arrived; a one-shot parse keeps the same, so every chunking sends the one-shot calls.
+    Each longer prefix is read on from found's resume point, as a stream reads its next
+    chunk; a prefix of a prefix that reads reads too, so the longest is found by bisection."""
+    events = found.final_events()
+    if not found.needs_more:
+        return events
+    state = found.state
+    resume, at, memo = state.resume, state.resume_pos, state.memo
+    best = events
+    low, high = cut, min(len(text), cut + MARKER_REACH)
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            more = run(resume, text[at:middle], 0, True, (origin[0] + at, 1, 1),
+                       dict(memo or {}))
+        except PegParseError:
+            high = middle - 1
+            continue
+        low, best = middle, events + shift(more.final_events(), at)
+    return best
 
 
 def unnamed_call_open(events: list[Event]) -> bool:
