@@ -179,10 +179,16 @@ def rows(label: str, sides: list[peers.Peer], texts: tuple[str, ...], want: peer
         found = "; ".join(f"{'ours' if name == sides[0].name else 'SGLang'} DIFFERENT: {why}"
                           for name, why in wrong.items() if why)
         sent = "" if shape == "whole" else "; argument pieces sent: " + " / ".join(
-            f"{side.pieces(chunked(texts[0], STREAM_SIZES[shape], tokens)):,}" for side in sides)
+            f"{sent_pieces(side, texts, STREAM_SIZES[shape], tokens):,}" for side in sides)
         cells.append(f"{len(want.items)} calls, " + (found or "same") + sent)
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def sent_pieces(side: peers.Peer, texts: tuple[str, ...], size: int,
+                tokens: tuple[str, ...]) -> int:
+    """How many pieces of arguments text one side sends, streaming every output (untimed)."""
+    return sum(side.pieces(chunked(text, size, tokens)) for text in texts)
 
 
 def difference(got: peers.Calls, want: peers.Calls) -> str:
