@@ -8,6 +8,12 @@ the deviation kind it must report. Two perturbations must NOT be accepted: a cal
 undeclared function stays content, and tool syntax quoted inside closed reasoning stays
 reasoning. Every case is also streamed in seeded random chunks, which must give the one-shot
 message. A parse that raises fails the whole message: counted apart, it must never happen.
+
+Beyond the five first bases, the ones engines' parsers are commonly tested on are rendered
+too (no arguments, typed and nested values, a string with quotes, escapes and markup-like
+text, content with a call), and the perturbations include whitespace around markers, text
+after the calls, and an output cut off inside a call, whose deviation kinds depend on how
+the template closes a value (`Perturbed.deviations`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from analyzer.analysis.diff import is_marker
+from analyzer.analysis.diff import MARKER_RE, is_marker
 from analyzer.analysis.pipeline import analyze, compiled
 from analyzer.canonical import dumps_canonical
 from analyzer.checks.verify import (
@@ -47,6 +53,11 @@ from analyzer.version import ANALYZER_VERSION
 
 K = DeviationKind
 WEATHER = call("get_weather", {"location": "Paris"})
+CONTENT_BEFORE = "Let me check.\n"
+TYPED_ARGUMENTS = {"query": "hotels", "limit": 3, "ratio": 0.25, "exact": False, "cursor": None,
+                   "filters": {"country": "FR", "range": {"min": 1, "max": 5}, "open": True},
+                   "tags": ["art", "two words"]}
+TRICKY_STRING = 'Say "hi" {a: [1]} </b> <x> C:\\dir\nnext line, Zürich 東京'
 # The base messages perturbations start from (rendered by verify's machinery).
 BASES: tuple[Case, ...] = (
     Case("call", Message(tool_calls=(WEATHER,))),
@@ -57,9 +68,18 @@ BASES: tuple[Case, ...] = (
     Case("reasoning", Message(content=CONTENT, reasoning_content=REASONING), thinking=True),
     Case("reasoning-call", Message(reasoning_content=REASONING, tool_calls=(WEATHER,)),
          thinking=True),
+    # What engines' parsers are commonly tested on beyond one short string: a call without
+    # arguments, typed and nested values (formats that print values as text must type them by
+    # the schema), strings holding quotes, escapes, unicode and markup-like text, and content
+    # written before a call.
+    Case("call-no-args", Message(tool_calls=(call("get_weather", {}),))),
+    Case("call-typed", Message(tool_calls=(call("search_records", TYPED_ARGUMENTS),))),
+    Case("call-tricky-string", Message(tool_calls=(
+        call("search_records", {"query": TRICKY_STRING}),))),
+    Case("content-call", Message(content=CONTENT_BEFORE.strip(), tool_calls=(WEATHER,))),
 )
 UNDECLARED_NAME = "drop_all_tables"
-CONTENT_BEFORE = "Let me check.\n"
+CONTENT_AFTER = "Done."
 # End-of-sequence texts of well-known tokenizers; the first one the template names is used.
 KNOWN_EOS = ("<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<｜end▁of▁sentence｜>", "<|end|>",
              "<end_of_turn>", "<|return|>", "</s>")
@@ -83,6 +103,8 @@ class Perturbed:
     base: Base
     output: str
     expected: Message
+    # The deviation kinds when they depend on the template (None: the perturbation's own).
+    deviations: tuple[DeviationKind, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +193,10 @@ def rendered_bases(subject: Subject) -> dict[str, Base]:
         return {}
     found = {}
     for case in BASES:
+        # A dedicated handler's template may put content written with calls in a channel of
+        # its own (gpt-oss: analysis, which is reasoning): no content to expect by construction.
+        if case.name == "content-call" and subject.analysis.handler != "auto":
+            continue
         rendered = render_case(subject, case)
         if isinstance(rendered, Rendered) and not rendered.note:
             found[case.name] = Base(case, rendered, expected_message(case, rendered.output))
@@ -179,8 +205,10 @@ def rendered_bases(subject: Subject) -> dict[str, Base]:
 
 def run_case(context: Context, perturbation: Perturbation, seed: int) -> RobustnessCase:
     """Build one perturbation, parse it one-shot and streamed, and compare."""
-    kinds = tuple(str(k) for k in perturbation.expected)
     perturbed = perturbation.build(context) if context.bases else None
+    wanted = perturbation.expected if perturbed is None or perturbed.deviations is None \
+        else perturbed.deviations
+    kinds = tuple(str(k) for k in wanted)
     if perturbed is None:
         return RobustnessCase(perturbation.name, "", Outcome.SKIP, "", Message(), None, kinds,
                               (), (), False, "the perturbation does not fit this template")
@@ -541,6 +569,191 @@ def tool_syntax_in_closed_reasoning(ctx: Context) -> Perturbed | None:
     return perturb(base, output.replace(REASONING, quoted, 1), expected)
 
 
+def exact_base(name: str) -> Build:
+    """The control on another base: its own rendering, parsed one-shot and streamed."""
+    def build(ctx: Context) -> Perturbed | None:
+        base = ctx.bases.get(name)
+        return Perturbed(base, base.rendered.output, base.expected) if base else None
+    return build
+
+
+def content_before_call(ctx: Context) -> Perturbed | None:
+    """Content written before a call, for templates that render none with calls: the text
+    goes where the call's markup begins (after any reasoning the output closes)."""
+    base = ctx.bases.get("call")
+    if base is None or "content-call" in ctx.bases or ctx.subject.analysis.handler != "auto":
+        return None
+    output = base.rendered.output
+    at = call_start(ctx.subject.analysis, output)
+    if at < 0:
+        return None
+    expected = replace(base.expected, content=CONTENT_BEFORE.strip())
+    return perturb(base, output[:at] + CONTENT_BEFORE + output[at:], expected)
+
+
+def content_after_call(ctx: Context) -> Perturbed | None:
+    """Text after the last call: it is content, kept."""
+    base = ctx.bases.get("call")
+    if base is None or ctx.subject.analysis.handler != "auto":
+        return None
+    expected = replace(base.expected, content=CONTENT_AFTER)
+    return perturb(base, f"{base.rendered.output}\n{CONTENT_AFTER}", expected)
+
+
+def call_markup(ctx: Context, base: Base) -> tuple[str, str]:
+    """Split a rendered output into the text before its first call and the calls' markup."""
+    output = base.rendered.output
+    at = max(call_start(ctx.subject.analysis, output), 0)
+    return output[:at], output[at:]
+
+
+def compact_markers(ctx: Context) -> Perturbed | None:
+    """The line breaks the template writes next to its markers left out (`<tool_call>{...`,
+    `<parameter=x>Paris</parameter>`). A marker's own inner text (a header such as
+    `<|message_sep|>\\n\\nfunction call<|role_sep|>`) is the template's literal and kept."""
+    base = ctx.bases.get("parallel-calls") or ctx.bases.get("call-two-args")
+    if base is None:
+        return None
+    before, calls = call_markup(ctx, base)
+    tools = ctx.subject.analysis.tools
+    literals = [m.strip() for m in (tools.format.section_start, tools.format.per_call_start,
+                                    tools.function.name_prefix, tools.arguments.start)
+                if len(m.strip().split()) > 1]
+    kept = [range(m.start(), m.end()) for literal in set(literals)
+            for m in re.finditer(re.escape(literal), calls)]
+    marker = f"(?:{MARKER_RE.pattern})"
+
+    def squeeze(found: re.Match[str]) -> str:
+        inside = any(found.start() in span for span in kept)
+        return found.group() if inside else ""
+
+    squeezed = re.sub(rf"(?<=[>\]])[ \t]*\n\s*|\n\s*(?={marker})", squeeze, calls)
+    return perturb(base, before + squeezed)
+
+
+def spaced_markers(ctx: Context) -> Perturbed | None:
+    """Blank lines and spaces around the calls: before the first, between two, after the last."""
+    base = ctx.bases.get("parallel-calls") or ctx.bases.get("call")
+    if base is None or ctx.subject.analysis.handler != "auto":
+        return None
+    fmt = ctx.subject.analysis.tools.format
+    before, calls = call_markup(ctx, base)
+    end = fmt.per_call_end.strip()
+    if end and marker_like(end) and calls.count(end) > 1:
+        calls = calls.replace(end, end + "\n\n ", calls.count(end) - 1)
+    return perturb(base, f"{before}\n\n{calls}\n\n")
+
+
+def arguments_json_string(ctx: Context) -> Perturbed | None:
+    """JSON arguments written as a JSON string holding the object (`"{\\"location\\": ...}"`)."""
+    fmt = ctx.subject.analysis.tools.format
+    base = ctx.bases.get("call")
+    if base is None or fmt.mode not in (ToolFormat.JSON_NATIVE, ToolFormat.TAG_WITH_JSON) \
+            or fmt.uses_python_dicts:
+        return None
+    output = base.rendered.output
+    found = re.search(r'\{\s*"location"\s*:\s*"Paris"\s*\}', output)
+    if found is None:
+        return None
+    return perturb(base, output[:found.start()] + json.dumps(found.group())
+                   + output[found.end():])
+
+
+def cut_off_in_call(ctx: Context) -> Perturbed | None:
+    """The output cut off (max tokens) right after the last argument's value: the call is
+    kept with the value read. JSON or Python arguments break off (`malformed_call`, the
+    arguments healed); a tagged value is complete text, so each closing the template writes
+    after it is left out (`missing_close` for each: value, function, call, section)."""
+    analysis = ctx.subject.analysis
+    base = ctx.bases.get("call")
+    if base is None:
+        return None
+    output = base.rendered.output
+    at = output.find("Paris", max(call_start(analysis, output), 0))
+    if at < 0:
+        return None
+    tools = analysis.tools
+    kinds: tuple[DeviationKind, ...] = (K.MALFORMED_CALL,)
+    if tools.format.mode == ToolFormat.TAG_WITH_TAGGED and not is_python_call_list(analysis):
+        closings = (tools.arguments.value_suffix, tools.function.close,
+                    tools.format.per_call_end, tools.format.section_end)
+        # One for each closing tag (a closing may hold several: `</invoke>\n</calls>`).
+        kinds = (K.MISSING_CLOSE,) * sum(max(c.count("</"), 1) for c in closings if c.strip())
+    cut_off = perturb(base, output[:at + len("Paris")])
+    return replace(cut_off, deviations=kinds) if cut_off else None
+
+
+def pretty_json_arguments(ctx: Context) -> Perturbed | None:
+    """JSON arguments pretty-printed over several lines (`{\\n  "query": "hotels", ...`)."""
+    fmt = ctx.subject.analysis.tools.format
+    base = ctx.bases.get("call-two-args")
+    if base is None or fmt.mode not in (ToolFormat.JSON_NATIVE, ToolFormat.TAG_WITH_JSON) \
+            or fmt.uses_python_dicts:
+        return None
+    output = base.rendered.output
+    found = re.search(r'\{\s*"query"\s*:\s*"hotels"\s*,\s*"city"\s*:\s*"Paris"\s*\}', output)
+    if found is None:
+        return None
+    pretty = json.dumps(json.loads(found.group()), indent=2)
+    return perturb(base, output[:found.start()] + pretty + output[found.end():])
+
+
+def json_member_order(ctx: Context) -> Perturbed | None:
+    """A JSON call object with its members the other way round (arguments before the name)."""
+    fmt = ctx.subject.analysis.tools.format
+    base = ctx.bases.get("call")
+    if base is None or fmt.mode != ToolFormat.JSON_NATIVE or fmt.fun_name_is_key \
+            or fmt.uses_python_dicts or fmt.function_field or fmt.id_field:
+        return None
+    output = base.rendered.output
+    at = output.find("{", max(call_start(ctx.subject.analysis, output), 0))
+    try:
+        value, end = json.JSONDecoder().raw_decode(output, at)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or len(value) != 2:
+        return None
+    swapped = json.dumps(dict(reversed(list(value.items()))), ensure_ascii=False)
+    return perturb(base, output[:at] + swapped + output[end:])
+
+
+def cut_off_in_second_call(ctx: Context) -> Perturbed | None:
+    """Parallel calls cut off right after a string value of the second call: the first call
+    whole, the second kept with the arguments written before the cut, the break noted as
+    for one call. (A cut right after a number is left out: the number may still grow, so
+    the break's partial reading holds it back and heals it to null.)"""
+    base = ctx.bases.get("parallel-calls")
+    single = cut_off_in_call(ctx)
+    if base is None or single is None or len(base.expected.tool_calls) != 2:
+        return None
+    output = base.rendered.output
+    second = output.find("search_records")
+    at = output.find("hotels", second)
+    if second < 0 or at < 0:
+        return None
+    written = output[second:at]
+    first, call_two = base.expected.tool_calls
+    arguments = {k: v for k, v in json.loads(call_two.arguments).items()
+                 if k == "query" or re.search(rf"\b{k}\b", written)}
+    expected = replace(base.expected, tool_calls=(
+        first, replace(call_two, arguments=json.dumps(arguments, ensure_ascii=False))))
+    cut_off = perturb(base, output[:at + len("hotels")], expected)
+    return replace(cut_off, deviations=single.deviations) if cut_off else None
+
+
+def reasoning_only(ctx: Context) -> Perturbed | None:
+    """A reasoning block closed, and nothing after it."""
+    base = ctx.bases.get("reasoning")
+    end = ctx.subject.analysis.reasoning.end.strip()
+    if base is None or not end:
+        return None
+    output = base.rendered.output
+    at = output.find(end, max(output.find(REASONING), 0))
+    if at < 0:
+        return None
+    return perturb(base, output[:at + len(end)], replace(base.expected, content=""))
+
+
 PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation("exact-rendering", (), exact_rendering),
     Perturbation("repeated-reasoning-start", (K.REPEATED_REASONING_START,),
@@ -562,6 +775,20 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation("missing-parameter-close", (K.MISSING_CLOSE,), missing_parameter_close),
     Perturbation("missing-call-close", (K.MISSING_CLOSE,), missing_call_close),
     Perturbation("python-spelling", (), python_spelling),
+    Perturbation("no-arguments", (), exact_base("call-no-args")),
+    Perturbation("typed-arguments", (), exact_base("call-typed")),
+    Perturbation("tricky-string", (), exact_base("call-tricky-string")),
+    Perturbation("content-and-call", (), exact_base("content-call")),
+    Perturbation("content-before-call", (), content_before_call),
+    Perturbation("content-after-call", (), content_after_call),
+    Perturbation("compact-markers", (), compact_markers),
+    Perturbation("spaced-markers", (), spaced_markers),
+    Perturbation("arguments-json-string", (K.ARGUMENTS_NOT_OBJECT,), arguments_json_string),
+    Perturbation("cut-off-in-call", (K.MALFORMED_CALL,), cut_off_in_call),
+    Perturbation("reasoning-only", (), reasoning_only),
+    Perturbation("pretty-json-arguments", (), pretty_json_arguments),
+    Perturbation("json-member-order", (), json_member_order),
+    Perturbation("cut-off-in-second-call", (K.MALFORMED_CALL,), cut_off_in_second_call),
     Perturbation("undeclared-function", (K.UNKNOWN_FUNCTION,), undeclared_function,
                  accepted=False),
     Perturbation("tool-syntax-in-closed-reasoning", (), tool_syntax_in_closed_reasoning,

@@ -292,7 +292,10 @@ def message_forms(case: Case, subject: Subject) -> Iterator[dict[str, Any]]:
         return
     caps = subject.analysis.caps
     as_text = (False, True) if not caps.requires_object_arguments else (False,)
-    for content, text_arguments in [("", form) for form in as_text] + [(None, False)]:
+    # Content "" then null with calls (templates test either); a message's own content as is.
+    contents: list[str | None] = [message.content] if message.content else ["", None]
+    for content, text_arguments in [(contents[0], form) for form in as_text] \
+            + [(text, False) for text in contents[1:]]:
         body = {"role": "assistant", "content": content,
                 "tool_calls": [call_dict(c, text_arguments) for c in message.tool_calls]}
         yield with_reasoning(body, message, subject)

@@ -28,10 +28,13 @@ def register(subparsers: Any) -> None:
     """Add the robustness subcommand."""
     parser = subparsers.add_parser(
         "robustness", help="parse perturbed renders of the template (what models really write)",
-        description="Render canonical messages through the template, perturb each output the "
-                    "ways real models depart from it, and check that the parser gives the "
-                    "expected message and reports the expected deviation, one-shot and "
-                    "streamed in random chunks.")
+        description="Render canonical messages through the template (calls with no, typed, "
+                    "nested and tricky string arguments, content with calls, reasoning), "
+                    "perturb each output the ways real models depart from it (wrappers, "
+                    "separators, left-out markers, whitespace, text after calls, arguments as "
+                    "a JSON string, an output cut off inside a call...), and check that the "
+                    "parser gives the expected message and reports the expected deviation, "
+                    "one-shot and streamed in random chunks.")
     parser.add_argument("file", type=Path, help="template: .jinja, chat_template.json or "
                                                 "tokenizer_config.json (- reads standard input)")
     parser.add_argument("--template-name", default=None, help="named template to check")

@@ -63,8 +63,8 @@ class PythonLiteral(Expr):
         if st.partial:
             resume = self if state == self.state and end == pos else PythonLiteral(state)
             return st.need(resume, end, st.n)
-        if state.quote or state.stack:
-            return st.fail(pos, "the end of a Python literal (a string or bracket is open)")
+        if state.quote or state.stack:  # the output ended inside it (cut off by max tokens)
+            return st.fail(end, "the end of a Python literal (a string or bracket is open)")
         return end if end > pos or self.state.started else st.fail(pos, "a value")
 
     def describe(self) -> str:
@@ -104,7 +104,8 @@ def scan(text: str, pos: int, state: LiteralState,
             return DONE, pos, START
         else:
             pos += 1  # a comma inside brackets, or a backslash outside strings
-    return MORE, pos, LiteralState(stack, "", True)
+    # The quote stays open when the text ended right where a string's body resumes.
+    return MORE, pos, LiteralState(stack, quote, True)
 
 
 def scan_string(text: str, pos: int, quote: str) -> tuple[int, str]:
@@ -132,7 +133,7 @@ class PythonLiteralDialect:
 
     def to_json(self, text: str) -> str:
         """Return the value's JSON text; text that is no literal stays a string."""
-        source = text.strip()
+        source = closed(text.strip())
         for spelling in (source, TOKENS.sub(pythonic, source)):
             try:
                 return json.dumps(jsonable(ast.literal_eval(spelling)), ensure_ascii=False,
@@ -142,6 +143,18 @@ class PythonLiteralDialect:
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
         return json.dumps(source, ensure_ascii=False)
+
+
+def closed(text: str) -> str:
+    """Close the string and brackets a value cut off at the end of the output left open (a
+    broken call's held value, healed as JSON arguments are); a whole value is unchanged."""
+    status, _, state = scan(text, 0, START, final=True)
+    if status != MORE or not (state.quote or state.stack):
+        return text
+    if state.quote and text.endswith("\\") and not text.endswith("\\\\"):
+        text = text[:-1]  # an escape cut in half
+    return text + state.quote + "".join({"(": ")", "[": "]", "{": "}"}[c]
+                                        for c in reversed(state.stack))
 
 
 def pythonic(token: re.Match[str]) -> str:

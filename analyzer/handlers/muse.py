@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from analyzer import peg as p
-from analyzer.generator.build import Build
+from analyzer.generator.build import Build, closing
 from analyzer.generator.content import final_eos_texts
 from analyzer.generator.routed import Destination, Route, Routing, routed_output
 from analyzer.generator.value_ends import Intruders, ValueText, tolerant_closing
@@ -79,10 +79,11 @@ def call_body(name: str, definition: Mapping[str, Any]) -> p.Expr:
     stops = value_stops(keys)
     params = [parameter(k, properties[k] or {}, stops) for k in keys]
     args = p.zero_or_more(p.space() + p.choice(*params, undeclared_parameter(stops)))
+    # The closing tags as the generic tagged calls read them: one left out (an output cut
+    # off by max tokens leaves them all out) is read as there, and noted.
     return (p.space() + p.literal("<atem:function_calls>") + p.space()
-            + p.literal(f'<atem:invoke name="{name}">') + args + p.space()
-            + p.literal("</atem:invoke>") + p.space() + p.literal("</atem:function_calls>")
-            + p.space())
+            + p.literal(f'<atem:invoke name="{name}">') + args
+            + closing(CALL_CLOSE[0]) + closing(CALL_CLOSE[1]) + p.space())
 
 
 def grammar(b: Build) -> p.Expr:

@@ -71,6 +71,7 @@ class CallDraft:
     announced: bool
     arg_count: int
     buffered: list[str]  # a value kept until it is complete
+    held_json: Any  # what converts a held dialect value (a Python literal) to JSON
     closed: bool
 
     def __init__(self) -> None:
@@ -82,6 +83,7 @@ class CallDraft:
         self.announced = False
         self.arg_count = 0
         self.buffered = []
+        self.held_json = None
         self.closed = False
 
 
@@ -298,6 +300,9 @@ class MessageBuilder:
         if call.name is None:  # broken before its name: nothing of it was sent
             self.calls.pop()
             return
+        if call.buffered and call.held_json is not None:
+            # A dialect value cut off is converted as far as it goes (as JSON text is).
+            self._args(call, call.held_json("".join(call.buffered)))
         call.buffered = []
         call.closed = True
         self.split = True
@@ -359,6 +364,7 @@ class MessageBuilder:
                 call.args.append(text)
             return
         call.buffered.append(text)
+        call.held_json = to_json
         if not flags & PARTIAL:
             whole, call.buffered = "".join(call.buffered), []
             converted = to_json(whole) if to_json else self._decoded_args(whole, flags)

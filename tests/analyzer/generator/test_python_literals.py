@@ -24,6 +24,7 @@ from analyzer.generator.python_literals import (
     MORE,
     START,
     PythonLiteralDialect,
+    closed,
     jsonable,
     scan,
 )
@@ -124,3 +125,40 @@ def test_the_scan_asks_for_more_inside_a_string_or_bracket_and_refuses_a_mismatc
 def test_a_value_that_has_no_json_form_stays_text() -> None:
     assert PythonLiteralDialect().to_json("1j") == '"1j"'
     assert PythonLiteralDialect().to_json("[" * 5000 + "]" * 5000).startswith('"[[[')
+
+
+def test_a_scan_resumed_at_the_end_of_the_text_keeps_its_string_open() -> None:
+    # A stream resumes the scan where the last chunk ended: inside a string it must stay
+    # inside (it forgot the quote, so a stream took `'Paris` as a whole value at its end).
+    status, end, state = scan("'Paris", 0, START, final=False)
+    assert (status, end, state.quote) == (MORE, 6, "'")
+    assert scan("'Paris", 6, state, final=True)[2].quote == "'"
+
+
+@pytest.mark.parametrize(("cut", "expected"), [
+    ("'Paris", "Paris"), ("['a', {'b': 'c", ["a", {"b": "c"}]), ("'Pa\\", "Pa"),
+    ("(1, 2", [1, 2]),
+])
+def test_a_value_cut_off_at_the_end_of_the_output_is_healed_alike_in_every_reading(
+        cut: str, expected: Any) -> None:
+    # Max tokens: the call is kept with the value read so far, closed as JSON arguments
+    # are healed, and the break is noted; one-shot and streamed in any chunks alike.
+    output = f"<|tool_call_start|>[f(b=7, a={cut}"
+    for chunk in (0, 1, 3, len(output)):
+        if chunk:
+            stream = parser().stream()
+            deltas = [d for at in range(0, len(output), chunk)
+                      for d in stream.feed(output[at:at + chunk])]
+            message = accumulate(deltas + stream.finish())
+            kinds = [str(d.kind) for d in stream.deviations]
+        else:
+            report = parser().parse_report(output)
+            message, kinds = report.message, [str(d.kind) for d in report.deviations]
+        (call,) = message.tool_calls
+        assert json.loads(call.arguments) == {"b": 7, "a": expected}, chunk
+        assert kinds == ["malformed_call"], chunk
+        assert message.content.strip("\\") == "", chunk
+
+
+def test_a_whole_value_is_not_changed_by_the_healing() -> None:
+    assert closed("'it''s'") == "'it''s'" and closed("[1, (2,)]") == "[1, (2,)]"
