@@ -61,7 +61,7 @@ class GeneratedParser:
         """Parse a model output; also say where text was kept as text and why."""
         tail = self.prompt.tail
         text = tail + output
-        events, complete = recovered_events(self.parser.start, text, partial)
+        events, complete = recovered_events(self.parser.start, text, partial, len(tail))
         result = p.ParseResult.of(text, tuple(events), complete)
         if REPORTED.isdisjoint(map(itemgetter(0), events)):
             return ParseReport(to_message(result))  # nothing kept as text, nothing noted
@@ -71,7 +71,8 @@ class GeneratedParser:
 
     def stream(self) -> OutputStream:
         """Start parsing an output chunk by chunk."""
-        return OutputStream(StreamParser(self.parser), self.prompt.tail)
+        tail = self.prompt.tail
+        return OutputStream(StreamParser(self.parser, len(tail)), tail)
 
 
 @dataclass(frozen=True)

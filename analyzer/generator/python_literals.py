@@ -64,6 +64,8 @@ class PythonLiteral(Expr):
             resume = self if state == self.state and end == pos else PythonLiteral(state)
             return st.need(resume, end, st.n)
         if state.quote or state.stack:  # the output ended inside it (cut off by max tokens)
+            # Where the text ran out, not where the value began: a stream that read the value
+            # in earlier chunks fails there too, having dropped the text before it.
             return st.fail(end, "the end of a Python literal (a string or bracket is open)")
         return end if end > pos or self.state.started else st.fail(pos, "a value")
 
@@ -104,7 +106,8 @@ def scan(text: str, pos: int, state: LiteralState,
             return DONE, pos, START
         else:
             pos += 1  # a comma inside brackets, or a backslash outside strings
-    # The quote stays open when the text ended right where a string's body resumes.
+    # quote is still open only when the text ran out before the loop began (a stream's run
+    # from inside a string over no new text, at its finish): the string stays open.
     return MORE, pos, LiteralState(stack, quote, True)
 
 

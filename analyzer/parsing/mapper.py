@@ -292,22 +292,26 @@ class MessageBuilder:
         joined(call.args)  # a streamed call holds one piece per chunk: keep one string
 
     def _close_broken(self) -> None:
-        """Close a call the output broke off, its arguments healed into a JSON object (an
-        unfinished value that was being held back is dropped)."""
+        """Close a call the output broke off, its arguments healed into a JSON object; an
+        unfinished Python-literal value is converted as far as it goes and kept in the
+        arguments (as cut-off JSON text is); another held value (a typed one) is kept as
+        content after the call, as written."""
         if not self.calls or self.calls[-1].closed:
             return
         call = self.calls[-1]
         if call.name is None:  # broken before its name: nothing of it was sent
             self.calls.pop()
             return
-        if call.buffered and call.held_json is not None:
+        held, call.buffered = joined(call.buffered), []
+        if held and call.held_json is not None:
             # A dialect value cut off is converted as far as it goes (as JSON text is).
-            self._args(call, call.held_json("".join(call.buffered)))
-        call.buffered = []
+            self._args(call, call.held_json(held))
+            held = ""
         call.closed = True
         self.split = True
         self._args(call, healing(joined(call.args)))
         joined(call.args)
+        self._content(held, 0, None)
 
     def open_call_events(self) -> list[Event]:
         """Stand-in events for the call left open, if any (named or not), for recovery."""

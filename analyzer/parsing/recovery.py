@@ -7,7 +7,11 @@ far), closes the broken call (its arguments healed into a JSON object), notes a
 `malformed_call` deviation at the break, and reads the text from the break on as a new
 output (content, later calls). One-shot parses and streams break at the same place and keep
 the same events, so a stream still adds up to the one-shot message: what is certain is what
-the longest prefix that still reads makes final (a stream's chunk may have ended there).
+the longest prefix that still reads makes final (a stream's chunk may have ended there), and
+text of the output before the break that nothing made final (markup not finished, such as a
+call's head, or a member the call would have dropped) is kept as content, as a stream that
+re-reads it keeps it. The generation prompt's tail, which the parser reads first, is never
+part of it: it is the prompt's, not the output's.
 """
 
 from __future__ import annotations
@@ -33,24 +37,32 @@ class Break:
 
 
 def broken_at(expr: Expr, text: str, error: PegParseError, origin: tuple[int, int, int],
-              memo: dict[object, object] | None = None, before: list[Event] | None = None) -> Break:
+              memo: dict[object, object] | None = None, before: list[Event] | None = None,
+              output_start: int = 0) -> Break:
     """Return what a parse of text by expr keeps before the error, and the break events.
 
     before: the events already applied (a stream's); a call broken before its name is
-    dropped, not returned."""
+    dropped, not returned. output_start: where the output begins in text (the generation
+    prompt's tail comes before it)."""
     cut = min(max(error.offset - origin[0], 0), len(text))
     events: list[Event] = []
+    final_end = 0
     while cut > 0:
         try:
             found = run(expr, text[:cut], 0, True, origin, dict(memo or {}))
         except PegParseError as earlier:  # the fatal failure came before the farthest one
             cut = min(max(earlier.offset - origin[0], 0), cut - 1)
             continue
-        events = farthest_certain(found, text, cut, origin)
+        events, final_end = farthest_certain(found, text, cut, origin)
         break
     action = "dropped" if unnamed_call_open([*(before or []), *events]) else "kept_as_content"
     note = Note("malformed_call", action, " or ".join(error.expected) or "a call")
     ending = [(Role.TOOL_CLOSE, cut, cut, 0, BROKEN), (Role.DEVIATION, cut, cut, 0, note)]
+    unfinished = max(final_end, output_start)
+    if action == "kept_as_content" and unfinished < cut:
+        # Output read before the break that nothing made final: kept as content, as a
+        # stream that re-reads it from there keeps it.
+        ending.insert(1, (Role.CONTENT, unfinished, cut, 0, None))
     return Break(cut, [*events, *ending])
 
 
@@ -60,10 +72,11 @@ MARKER_REACH = 64
 
 
 def farthest_certain(found: Run, text: str, cut: int, origin: tuple[int, int, int]
-                     ) -> list[Event]:
-    """Return the final events of the longest prefix of text (up to MARKER_REACH past cut)
-    that a partial parse still reads: the break's text may begin like a marker (`[CALL_I`
-    for `[CALL_ID]`). found is the partial run over text[:cut].
+                     ) -> tuple[list[Event], int]:
+    """Return the final events, and where the text they make final ends (at most cut), of
+    the longest prefix of text (up to MARKER_REACH past cut) that a partial parse still
+    reads: the break's text may begin like a marker (`[CALL_I` for `[CALL_ID]`). found is
+    the partial run over text[:cut].
 
     A stream whose chunk ended inside that prefix made those events final, and sent them
     (a call's name, decided by the marker's first character), before the text that breaks
@@ -72,10 +85,10 @@ def farthest_certain(found: Run, text: str, cut: int, origin: tuple[int, int, in
     chunk; a prefix of a prefix that reads reads too, so the longest is found by bisection."""
     events = found.final_events()
     if not found.needs_more:
-        return events
+        return events, cut
     state = found.state
     resume, at, memo = state.resume, state.resume_pos, state.memo
-    best = events
+    best, end = events, at
     low, high = cut, min(len(text), cut + MARKER_REACH)
     while low < high:
         middle = (low + high + 1) // 2
@@ -86,7 +99,8 @@ def farthest_certain(found: Run, text: str, cut: int, origin: tuple[int, int, in
             high = middle - 1
             continue
         low, best = middle, events + shift(more.final_events(), at)
-    return best
+        end = at + more.state.resume_pos if more.needs_more else middle
+    return best, min(end, cut)
 
 
 def unnamed_call_open(events: list[Event]) -> bool:
@@ -110,16 +124,19 @@ def shift(events: list[Event], by: int) -> list[Event]:
             for event in events]
 
 
-def recovered_events(start: Expr, text: str, partial: bool) -> tuple[list[Event], bool]:
+def recovered_events(start: Expr, text: str, partial: bool, output_start: int = 0
+                     ) -> tuple[list[Event], bool]:
     """Parse text from start, recovering at each break; return the events and whether the
-    grammar reached its end (False: partial input stopped mid-way)."""
+    grammar reached its end (False: partial input stopped mid-way). output_start: where the
+    output begins in text (after the generation prompt's tail)."""
     events: list[Event] = []
     pos, broke = 0, -1
     while True:
         try:
             result = run(start, text[pos:], 0, partial)
         except PegParseError as error:
-            found = broken_at(start, text[pos:], error, (0, 1, 1), before=events)
+            found = broken_at(start, text[pos:], error, (0, 1, 1), before=events,
+                              output_start=output_start - pos)
             if found.cut == 0:
                 kept = found.events if broke != pos else []  # one note per place
                 return events + shift(kept, pos) + rest_as_content(text, pos), True

@@ -82,8 +82,11 @@ MUTE, WAITS, MOVES = 0, 1, 2
 class StreamParser:
     """Parse a model output chunk by chunk."""
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, output_start: int = 0) -> None:
         self.start: Expr = parser.start
+        # Where the model's output begins in what is fed: the generation prompt's tail comes
+        # first, and a break never keeps that as content.
+        self.output_start = output_start
         self.expr: Expr = parser.start
         self.raw = False  # the grammar could not even start: the rest is content
         self.broke = -1  # where the last break was (offset in the whole output)
@@ -309,7 +312,8 @@ class StreamParser:
                 # those are counted (`_origin`) only for what a break reports.
                 error = failure(self.expr, self.buffer, 0, partial, (self.offset, 1, 1))
                 deltas += self._break(broken_at(self.expr, self.buffer, error, self._origin(),
-                                                self.memo, self.builder.open_call_events()))
+                                                self.memo, self.builder.open_call_events(),
+                                                self.output_start - self.offset))
                 continue
             events = state.events
             if outcome != NEED:

@@ -910,12 +910,20 @@ class Not(Expr):
                 return self._whole(st, pos)
         events_at_start = len(st.events)
         commits = st.commits
+        fail_pos, expected = st.fail_pos, st.expected
+        noted = len(expected)
         end = self._look(st, pos)
         del st.events[events_at_start:]
         st.commits = commits
         if end == NEED:
             return st.hold_back(self, pos, events_at_start)
         if end == FAIL:
+            # The item failing is this lookahead's success, not a failure of the parse: a
+            # trace does not show it (a run resumed past the lookahead, as a stream's is,
+            # would not see it either, and a break would move with where the run began).
+            if fail_pos != UNTRACED:
+                st.fail_pos, st.expected = fail_pos, expected
+                del expected[noted:]
             return pos
         if pos < st.fail_pos:
             return FAIL  # a farther failure is the one a trace shows (or none is recorded)

@@ -73,3 +73,12 @@ def test_long_lines_are_windowed_around_the_offset() -> None:
     context, caret = str(caught.value).splitlines()[1:3]
     assert context.startswith("...") and len(context) < 80
     assert context[caret.index("^")] == "!"
+
+
+def test_a_failure_inside_a_negative_lookahead_that_holds_is_not_the_error() -> None:
+    # `!("<" "ab")` holds on `<x`: its item failing at offset 1 is the lookahead's success.
+    # The error is the literal after it, at 0: a run resumed past the lookahead (a stream's)
+    # fails there too.
+    parser = p.Parser(p.not_followed_by(p.literal("<") + p.literal("ab")) + p.literal("<c"))
+    with pytest.raises(PegParseError, match="expected `<c` at offset 0"):
+        parser.parse("<x")

@@ -1,0 +1,87 @@
+"""A stream and a one-shot parse of the same broken output agree, and lose no text.
+
+The fuzz (bench/agreement_fuzz.py, seeded): every template's rendering of a call with 1-3
+random edits, parsed one-shot and streamed in random chunkings: the same message, the same
+deviations (kind, action, offset), and every word of the output that is not the template's
+markup in the message (`lost_words`). Then the cases it found, one by one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer import analyze, load_template_file
+from analyzer.generator import GeneratedParser, generate_parser
+from analyzer.parsing.options import ParseOptions
+from analyzer.parsing.stream import accumulate
+from bench.agreement_fuzz import FORMATS, fuzz, rendered_call, template_paths
+
+# Small enough for the suite (all templates in a few seconds); bench/agreement_fuzz.py runs
+# 40 outputs x 3 chunkings per template.
+OUTPUTS, CHUNKINGS = 12, 2
+
+# A call object's member under a key the grammar does not know is skipped without a
+# deviation (a tolerance of tools_json.other_member, left as it is): its text is not in the
+# message. The fuzz names that cause apart; every other loss fails.
+SKIPPED_MEMBER = "text lost one-shot: a JSON member skipped without a deviation"
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda path: path.stem)
+def test_edited_renderings_parse_alike_in_any_chunking_and_lose_no_text(path: Path) -> None:
+    if rendered_call(path) is None:
+        pytest.skip("no generated parser, or the template cannot render the call")
+    _, failures = fuzz([path], OUTPUTS, CHUNKINGS, seed=0)
+    found = [f"{f.cause}: {f.output!r}\n  {f.detail}" for f in failures
+             if f.cause != SKIPPED_MEMBER]
+    assert not found, "\n".join(found)
+
+
+def format_parser(name: str) -> tuple[GeneratedParser, str]:
+    found = rendered_call(FORMATS / f"{name}.jinja")
+    assert found is not None
+    return found
+
+
+def every_split_agrees(parser: GeneratedParser, output: str) -> None:
+    report = parser.parse_report(output)
+    for split in range(len(output) + 1):
+        stream = parser.stream()
+        deltas = stream.feed(output[:split]) + stream.feed(output[split:]) + stream.finish()
+        assert accumulate(deltas) == report.message, split
+        assert stream.deviations == report.deviations, split
+
+
+def test_text_read_before_a_break_that_nothing_made_final_is_content() -> None:
+    # `, "aguments": {...` is read as a member the call would skip, until `ty"` breaks it.
+    parser, _ = format_parser("content_wrapped")
+    output = '<call>{"name": "search_records", "aguments": {"query": "hotels", "city"ty": 1}}'
+    message = parser.parse_report(output).message
+    assert message.content == ', "aguments": {"query": "hotels", "city"ty": 1}}'
+    every_split_agrees(parser, output)
+
+
+def test_a_python_literal_left_open_is_kept_as_content_where_the_text_ran_out() -> None:
+    # `Paris` then a quote that never closes: the value cannot end, so the call breaks at the
+    # end of the output, its arguments healed, the value's text kept as content.
+    parser, _ = format_parser("tools_python_call")
+    output = "<|tool_call_start|>[search_records(query='hotels', city=Paris')]<|tool_call_end|>"
+    report = parser.parse_report(output)
+    assert report.message.content == "Paris')]<|tool_call_end|>"
+    assert [(d.kind, d.action, d.offset) for d in report.deviations] == [
+        ("malformed_call", "kept_as_content", len(output))]
+    every_split_agrees(parser, output)
+
+
+def test_a_break_right_after_the_generation_prompt_keeps_the_prompt_out_of_the_content() -> None:
+    # enable_thinking=false: the parser reads the prompt's `<think>\n</think>\n\n` first; a
+    # response format then breaks at the output's first character.
+    analysis = analyze(load_template_file(FORMATS / "think_forced_closed.jinja"))
+    options = ParseOptions.make(enable_thinking=False, json_schema={"type": "object"})
+    parser = generate_parser(analysis, options)
+    assert parser.prompt.tail.endswith("</think>\n\n")
+    output = "Sure:\n<tool_call>"
+    report = parser.parse_report(output)
+    assert report.message.content == output
+    assert [(d.kind, d.offset) for d in report.deviations] == [("malformed_call", 0)]
+    every_split_agrees(parser, output)
