@@ -135,9 +135,11 @@ class PythonLiteralDialect:
     """Convert a complete argument value to JSON (the mapper asks once the value is whole)."""
 
     def to_json(self, text: str) -> str:
-        """Return the value's JSON text; text that is no literal stays a string."""
-        source = closed(text.strip())
-        for spelling in (source, TOKENS.sub(pythonic, source)):
+        """Return the value's JSON text; text that is no literal stays a string (as written:
+        the closing a cut-off value is given only serves its reading as a literal)."""
+        source = text.strip()
+        whole = closed(source)
+        for spelling in (whole, TOKENS.sub(pythonic, whole)):
             try:
                 return json.dumps(jsonable(ast.literal_eval(spelling)), ensure_ascii=False,
                                   allow_nan=False)

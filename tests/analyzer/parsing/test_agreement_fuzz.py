@@ -7,6 +7,8 @@ markup in the message (`lost_words`). Then the cases it found, one by one."""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -61,13 +63,16 @@ def test_text_read_before_a_break_that_nothing_made_final_is_content() -> None:
     every_split_agrees(parser, output)
 
 
-def test_a_python_literal_left_open_is_kept_as_content_where_the_text_ran_out() -> None:
+def test_a_python_literal_left_open_is_kept_in_the_arguments_where_the_text_ran_out() -> None:
     # `Paris` then a quote that never closes: the value cannot end, so the call breaks at the
-    # end of the output, its arguments healed, the value's text kept as content.
+    # end of the output, the value's text kept (as written: no literal) in its arguments, as a
+    # JSON string cut off is.
     parser, _ = format_parser("tools_python_call")
     output = "<|tool_call_start|>[search_records(query='hotels', city=Paris')]<|tool_call_end|>"
     report = parser.parse_report(output)
-    assert report.message.content == "Paris')]<|tool_call_end|>"
+    assert report.message.content == ""
+    assert [json.loads(c.arguments) for c in report.message.tool_calls] == [
+        {"query": "hotels", "city": "Paris')]<|tool_call_end|>"}]
     assert [(d.kind, d.action, d.offset) for d in report.deviations] == [
         ("malformed_call", "kept_as_content", len(output))]
     every_split_agrees(parser, output)
