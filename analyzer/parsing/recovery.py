@@ -33,16 +33,21 @@ class Break:
 
 
 def broken_at(expr: Expr, text: str, error: PegParseError, origin: tuple[int, int, int],
-              memo: dict[object, object] | None = None, before: list[Event] | None = None) -> Break:
+              memo: dict[object, object] | None = None, before: list[Event] | None = None,
+              final: bool = False) -> Break:
     """Return what a parse of text by expr keeps before the error, and the break events.
 
     before: the events already applied (a stream's); a call broken before its name is
-    dropped, not returned."""
+    dropped, not returned. final: text is the end of a finished output (a one-shot parse
+    of a whole output, a stream's finish): a break at its very end is read as the output
+    cut off there (`MatchState.ended`), so what was begun is kept."""
     cut = min(max(error.offset - origin[0], 0), len(text))
     events: list[Event] = []
     while cut > 0:
         try:
-            found = run(expr, text[:cut], 0, True, origin, dict(memo or {}))
+            found = ended_run(expr, text, origin, memo) if final and cut == len(text) else None
+            if found is None:
+                found = run(expr, text[:cut], 0, True, origin, dict(memo or {}))
         except PegParseError as earlier:  # the fatal failure came before the farthest one
             cut = min(max(earlier.offset - origin[0], 0), cut - 1)
             continue
@@ -52,6 +57,21 @@ def broken_at(expr: Expr, text: str, error: PegParseError, origin: tuple[int, in
     note = Note("malformed_call", action, " or ".join(error.expected) or "a call")
     ending = [(Role.TOOL_CLOSE, cut, cut, 0, BROKEN), (Role.DEVIATION, cut, cut, 0, note)]
     return Break(cut, [*events, *ending])
+
+
+def ended_run(expr: Expr, text: str, origin: tuple[int, int, int],
+              memo: dict[object, object] | None) -> Run | None:
+    """Return the partial run of a finished output's text that reads it as cut off where it
+    ends (`MatchState.ended`), or None where that reading fails (a token the end cut short
+    that fails read whole: the text is read as any partial one).
+
+    Nothing more comes: a number at the end is whole, and a leaf that waits for more text
+    (a separator's regex before the next call) decides, so a call begun there is read and
+    kept, one-shot and at a stream's finish alike."""
+    try:
+        return run(expr, text, 0, True, origin, dict(memo or {}), ended=True)
+    except PegParseError:
+        return None
 
 
 # How far past a break a parse looks for text a stream could have read as the beginning of a
@@ -119,7 +139,8 @@ def recovered_events(start: Expr, text: str, partial: bool) -> tuple[list[Event]
         try:
             result = run(start, text[pos:], 0, partial)
         except PegParseError as error:
-            found = broken_at(start, text[pos:], error, (0, 1, 1), before=events)
+            found = broken_at(start, text[pos:], error, (0, 1, 1), before=events,
+                              final=not partial)
             if found.cut == 0:
                 kept = found.events if broke != pos else []  # one note per place
                 return events + shift(kept, pos) + rest_as_content(text, pos), True

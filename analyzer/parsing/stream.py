@@ -309,7 +309,8 @@ class StreamParser:
                 # those are counted (`_origin`) only for what a break reports.
                 error = failure(self.expr, self.buffer, 0, partial, (self.offset, 1, 1))
                 deltas += self._break(broken_at(self.expr, self.buffer, error, self._origin(),
-                                                self.memo, self.builder.open_call_events()))
+                                                self.memo, self.builder.open_call_events(),
+                                                final=not partial))
                 continue
             events = state.events
             if outcome != NEED:
