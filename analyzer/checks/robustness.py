@@ -718,10 +718,9 @@ def json_member_order(ctx: Context) -> Perturbed | None:
 
 
 def cut_off_in_second_call(ctx: Context) -> Perturbed | None:
-    """Parallel calls cut off right after a string value of the second call: the first call
-    whole, the second kept with the arguments written before the cut, the break noted as
-    for one call. (A cut right after a number is left out: the number may still grow, so
-    the break's partial reading holds it back and heals it to null.)"""
+    """Parallel calls cut off inside the first string value of the second call: the first
+    call whole, the second kept with the arguments written before the cut, the break noted
+    as for one call."""
     base = ctx.bases.get("parallel-calls")
     single = cut_off_in_call(ctx)
     if base is None or single is None or len(base.expected.tool_calls) != 2:
@@ -739,6 +738,35 @@ def cut_off_in_second_call(ctx: Context) -> Perturbed | None:
         first, replace(call_two, arguments=json.dumps(arguments, ensure_ascii=False))))
     cut_off = perturb(base, output[:at + len("hotels")], expected)
     return replace(cut_off, deviations=single.deviations) if cut_off else None
+
+
+def cut_off_after_number(ctx: Context) -> Perturbed | None:
+    """Parallel calls cut off right after the second call's last value, a number (`5`): the
+    output is finished, so the number is whole and kept (not healed to null), the first call
+    whole. JSON arguments break off (`malformed_call`); a tagged or Python value that is
+    whole leaves only the closings after it out: one `missing_close` for each closing the
+    template writes there (a Python call list notes its call's `)`)."""
+    analysis = ctx.subject.analysis
+    base = ctx.bases.get("parallel-calls")
+    single = cut_off_in_call(ctx)
+    if base is None or single is None or len(base.expected.tool_calls) != 2:
+        return None
+    output = base.rendered.output
+    second = output.find("search_records")
+    at = output.find("5", output.find("limit", second))
+    if second < 0 or at < 0 or "hotels" not in output[second:at]:
+        return None  # the number is not the call's last value
+    kinds: tuple[DeviationKind, ...] = (K.MALFORMED_CALL,)
+    if is_python_call_list(analysis):
+        kinds = (K.MISSING_CLOSE,)
+    elif analysis.tools.format.mode == ToolFormat.TAG_WITH_TAGGED:
+        tools, rest = analysis.tools, output[at + 1:].lstrip()
+        value_end = (tools.arguments.typed_value_suffix or tools.arguments.value_suffix).strip()
+        closings = (value_end if rest.startswith(value_end) else "", tools.function.close,
+                    tools.format.per_call_end, tools.format.section_end)
+        kinds = (K.MISSING_CLOSE,) * sum(max(c.count("</"), 1) for c in closings if c.strip())
+    cut_off = perturb(base, output[:at + 1])
+    return replace(cut_off, deviations=kinds) if cut_off else None
 
 
 def reasoning_only(ctx: Context) -> Perturbed | None:
@@ -789,6 +817,7 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation("pretty-json-arguments", (), pretty_json_arguments),
     Perturbation("json-member-order", (), json_member_order),
     Perturbation("cut-off-in-second-call", (K.MALFORMED_CALL,), cut_off_in_second_call),
+    Perturbation("cut-off-after-number", (K.MALFORMED_CALL,), cut_off_after_number),
     Perturbation("undeclared-function", (K.UNKNOWN_FUNCTION,), undeclared_function,
                  accepted=False),
     Perturbation("tool-syntax-in-closed-reasoning", (), tool_syntax_in_closed_reasoning,

@@ -185,11 +185,20 @@ def closing(b: Build, key: str, suffix: str) -> str:
     return suffix.strip()
 
 
+# The types a value of which holds no nested tag.
+SCALARS = frozenset(("number", "integer", "boolean", "null"))
+
+
 def nested_value(b: Build, key: str, schema: Mapping[str, Any]) -> p.Expr:
-    """Match a value closed by an echoed tag; nested values are tags too (unless a string)."""
+    """Match a value closed by an echoed tag; nested values are tags too (unless a string or
+    a scalar)."""
     args = b.analysis.tools.arguments
     end = closing(b, key, args.value_suffix)
-    if declared_types(schema)[:1] == ["string"] or not args.value_suffix.strip().endswith("</"):
+    types = declared_types(schema)
+    if types[:1] == ["string"] or not args.value_suffix.strip().endswith("</") or (
+            types and SCALARS.issuperset(types)):
+        # A string, or a scalar (no nested tags in it): text up to the closing tag, which
+        # may be missing (a value the output ends with, `<limit>5`), as a string's
         return raw_value(b, schema, end)
     dialect = TagDialect(args.value_suffix.strip()[:-2], canonical(dict(schema)))
     return p.capture(Role.ARG_JSON_VALUE, p.until(end), dialect) + p.literal(end)

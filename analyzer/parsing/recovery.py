@@ -38,18 +38,22 @@ class Break:
 
 def broken_at(expr: Expr, text: str, error: PegParseError, origin: tuple[int, int, int],
               memo: dict[object, object] | None = None, before: list[Event] | None = None,
-              output_start: int = 0) -> Break:
+              output_start: int = 0, final: bool = False) -> Break:
     """Return what a parse of text by expr keeps before the error, and the break events.
 
     before: the events already applied (a stream's); a call broken before its name is
     dropped, not returned. output_start: where the output begins in text (the generation
-    prompt's tail comes before it)."""
+    prompt's tail comes before it). final: text is the end of a finished output (a one-shot
+    parse of a whole output, a stream's finish): a break at its very end is read as the
+    output cut off there (`MatchState.ended`), so what was begun is kept."""
     cut = min(max(error.offset - origin[0], 0), len(text))
     events: list[Event] = []
     final_end = 0
     while cut > 0:
         try:
-            found = run(expr, text[:cut], 0, True, origin, dict(memo or {}))
+            found = ended_run(expr, text, origin, memo) if final and cut == len(text) else None
+            if found is None:
+                found = run(expr, text[:cut], 0, True, origin, dict(memo or {}))
         except PegParseError as earlier:  # the fatal failure came before the farthest one
             cut = min(max(earlier.offset - origin[0], 0), cut - 1)
             continue
@@ -64,6 +68,21 @@ def broken_at(expr: Expr, text: str, error: PegParseError, origin: tuple[int, in
         # stream that re-reads it from there keeps it.
         ending.insert(1, (Role.CONTENT, unfinished, cut, 0, None))
     return Break(cut, [*events, *ending])
+
+
+def ended_run(expr: Expr, text: str, origin: tuple[int, int, int],
+              memo: dict[object, object] | None) -> Run | None:
+    """Return the partial run of a finished output's text that reads it as cut off where it
+    ends (`MatchState.ended`), or None where that reading fails (a token the end cut short
+    that fails read whole: the text is read as any partial one).
+
+    Nothing more comes: a number at the end is whole, and a leaf that waits for more text
+    (a separator's regex before the next call) decides, so a call begun there is read and
+    kept, one-shot and at a stream's finish alike."""
+    try:
+        return run(expr, text, 0, True, origin, dict(memo or {}), ended=True)
+    except PegParseError:
+        return None
 
 
 # How far past a break a parse looks for text a stream could have read as the beginning of a
@@ -136,7 +155,8 @@ def recovered_events(start: Expr, text: str, partial: bool, output_start: int = 
             result = run(start, text[pos:], 0, partial)
         except PegParseError as error:
             found = broken_at(start, text[pos:], error, (0, 1, 1), before=events,
-                              output_start=output_start - pos)
+                              output_start=output_start - pos,
+                              final=not partial)
             if found.cut == 0:
                 kept = found.events if broke != pos else []  # one note per place
                 return events + shift(kept, pos) + rest_as_content(text, pos), True

@@ -313,7 +313,8 @@ class StreamParser:
                 error = failure(self.expr, self.buffer, 0, partial, (self.offset, 1, 1))
                 deltas += self._break(broken_at(self.expr, self.buffer, error, self._origin(),
                                                 self.memo, self.builder.open_call_events(),
-                                                self.output_start - self.offset))
+                                                self.output_start - self.offset,
+                                                final=not partial))
                 continue
             events = state.events
             if outcome != NEED:

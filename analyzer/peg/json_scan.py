@@ -112,8 +112,11 @@ def escape_status(text: str, pos: int, python: bool) -> int:
 class Scanner:
     """Scan one JSON (or python-dict flavoured) value, resumably."""
 
-    def __init__(self, python: bool) -> None:
+    def __init__(self, python: bool, ended: bool = False) -> None:
         self.python = python
+        # The text ends for good where it ends (a partial scan of a finished output): a
+        # number that touches the end is whole; the value around it may still be unfinished.
+        self.ended = ended
         self.words = PYTHON_WORDS if python else STRICT_WORDS
         self.quotes = "'\"" if python else '"'
         # Each quote's string body (up to the closing quote or an escape to check).
@@ -238,7 +241,8 @@ class Scanner:
         self, text: str, pos: int, stack: str, expect: int, final: bool
     ) -> ScanOutcome | tuple[int, str, int]:
         """Consume a number; one that touches the end may still grow."""
-        if not final and NUMBER_PREFIX.match(text, pos).end() == len(text):  # type: ignore[union-attr]
+        if not final and NUMBER_PREFIX.match(text, pos).end() == len(text) and not (  # type: ignore[union-attr]
+                self.ended and NUMBER.fullmatch(text, pos)):
             return NEW(
                 ScanOutcome, (INCOMPLETE, pos, NEW(ScanState, (stack, expect, "", False)), "")
             )
@@ -257,3 +261,5 @@ class Scanner:
 
 STRICT = Scanner(python=False)
 PYTHON = Scanner(python=True)
+STRICT_ENDED = Scanner(python=False, ended=True)
+PYTHON_ENDED = Scanner(python=True, ended=True)

@@ -21,8 +21,10 @@ from analyzer.peg.json_scan import (
     INITIAL,
     PYTHON,
     PYTHON_BODY,
+    PYTHON_ENDED,
     STRICT,
     STRICT_BODY,
+    STRICT_ENDED,
     ScanOutcome,
     ScanState,
 )
@@ -83,7 +85,7 @@ class JsonValue(Expr):
             value, end = SCAN_ONCE(st.text, pos)
         except NO_VALUE:
             return scan_value(st, pos, self.python, INITIAL, self)
-        if st.partial and end == st.n and type(value) in (int, float):
+        if st.partial and end == st.n and type(value) in (int, float) and not st.ended:
             return st.need(self, pos, end)  # a number at the end may have more digits coming
         return end
 
@@ -175,7 +177,9 @@ def scan_value(st: MatchState, pos: int, python: bool, state: ScanState, expr: E
     """Scan a value with the resumable scanner (outcome: that scan, already made); on NEED
     resume after the scanned part."""
     if outcome is None:
-        outcome = (PYTHON if python else STRICT).scan(st.text, pos, state, final=not st.partial)
+        scanner = (PYTHON if python else STRICT) if not st.ended else \
+            (PYTHON_ENDED if python else STRICT_ENDED)
+        outcome = scanner.scan(st.text, pos, state, final=not st.partial)
     if outcome.status == COMPLETE:
         return outcome.pos
     if outcome.status == INCOMPLETE:

@@ -42,25 +42,27 @@ class Run:
 
 def run(
     expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int] = (0, 1, 1),
-    memo: dict[Any, Any] | None = None,
+    memo: dict[Any, Any] | None = None, ended: bool = False,
 ) -> Run:
     """Match expr at pos; raise PegParseError with a trace if the input does not match.
 
     origin is (offset, line, column) of text[0] in the whole input, for the trace; memo keeps
-    a stream's undecided lookaheads from one chunk to the next.
+    a stream's undecided lookaheads from one chunk to the next. ended (with partial): the
+    text ends for good, only what it ends inside waits (`MatchState.ended`).
 
     The run records no failures; only a failed one is run again, recording them for the
     trace (without the memo, which the first run has moved on: a lookahead matched again from
     its start ends the same way)."""
-    return Run(*matched(expr, text, pos, partial, origin, memo))
+    return Run(*matched(expr, text, pos, partial, origin, memo, ended))
 
 
 def matched(
     expr: Expr, text: str, pos: int, partial: bool, origin: tuple[int, int, int],
-    memo: dict[Any, Any] | None,
+    memo: dict[Any, Any] | None, ended: bool = False,
 ) -> tuple[MatchState, int]:
     """Do what run does; return the state and the outcome (a stream's per-chunk form)."""
     st = MatchState(text, partial, memo, origin[0], traced=False)
+    st.ended = ended
     outcome = expr.match(st, pos)
     if outcome == FAIL:
         raise failure(expr, text, pos, partial, origin)

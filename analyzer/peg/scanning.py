@@ -272,8 +272,10 @@ class Regex(Expr):
 
     def match(self, st: MatchState, pos: int) -> int:
         found = self.pattern.match(st.text, pos)
-        if st.partial and (found.end() == st.n if found else st.n - pos < self.max_length):
-            # Python's re cannot say "prefix of a match": near the end, wait for more input.
+        if st.partial and (found.end() == st.n if found else st.n - pos < self.max_length) \
+                and not st.ended:
+            # Python's re cannot say "prefix of a match": near the end, wait for more input
+            # (none comes after a text that ended: it decides as a whole run).
             return st.need(self, pos, pos)
         if found is None:
             if pos < st.fail_pos:

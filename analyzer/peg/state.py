@@ -52,6 +52,7 @@ class MatchState:
         "base",
         "leaf",
         "shaky",
+        "ended",
     )
 
     def __init__(
@@ -82,6 +83,10 @@ class MatchState:
         # Set when a choice was held open by an alternative more input may still fail (or
         # contradict): a stream must run again, not assume the hold repeats.
         self.shaky = False
+        # A partial run over a text that ends for good (a break at the end of a finished
+        # output): only a leaf the text ends inside waits; a number or a lookahead that
+        # waits for what more text could say decides as a whole run would.
+        self.ended = False
         self.fail_pos = -1 if traced else UNTRACED
         self.expected: list[tuple[str, str]] = []
         self.rules: list[str] = []

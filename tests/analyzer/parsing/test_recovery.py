@@ -60,3 +60,53 @@ def test_an_open_call_counts_as_unnamed_until_its_name_is_complete() -> None:
     assert unnamed_call_open([opened])
     assert not unnamed_call_open([opened, (p.Role.TOOL_NAME, 0, 1, 0, None)])
     assert not unnamed_call_open([])
+
+
+def streamed_every_way(parser: p.Parser, text: str) -> set[tuple[object, ...]]:
+    """The messages and deviations of every chunking of text into pieces of one size."""
+    found = set()
+    for size in range(1, len(text) + 1):
+        stream = StreamParser(parser)
+        deltas = [d for at in range(0, len(text), size) for d in stream.feed(text[at: at + size])]
+        message = accumulate(deltas + stream.finish())
+        found.add((message, tuple((d.kind, d.action) for d in stream.deviations)))
+    return found
+
+
+def one_shot_with(parser: p.Parser, text: str) -> tuple[object, ...]:
+    events, _ = recovered_events(parser.start, text, partial=False)
+    result = p.ParseResult(text=text, events=tuple(events), complete=True)
+    deviations = collected(result.problems, result.notices)
+    return to_message(result), tuple((d.kind, d.action) for d in deviations)
+
+
+def test_a_finished_output_cut_off_after_a_number_or_a_literal_keeps_it() -> None:
+    # The output ended: the number is whole (a partial reading held it back as one that may
+    # still grow, and healed the key to null).
+    for value in ("5", "-12.5", "true", "null"):
+        text = f'A<call>f {{"x": "a", "n": {value}'
+        message, deviations = one_shot_with(PARSER, text)
+        assert [(c.name, c.arguments) for c in message.tool_calls] == [
+            ("f", f'{{"x": "a", "n": {value}}}')]
+        assert deviations == (("malformed_call", "kept_as_content"),)
+        assert streamed_every_way(PARSER, text) == {(message, deviations)}
+
+
+# Calls separated by a pattern the reading waits on near the end of the text (a regex cannot
+# say whether more text would complete it): the second call's start stays undecided there.
+SEPARATED = p.Parser(p.content(p.until("<call>")) + CALL
+                     + p.zero_or_more(p.choice(p.regex(r"\s*;\s*"), p.space()) + CALL)
+                     + p.content(p.until("<call>")) + p.end())
+
+
+def test_a_finished_output_cut_off_in_a_call_the_reading_left_undecided_keeps_it() -> None:
+    text = '<call>f {"x": 1}</call>\n<call>g {"y": "ab'
+    message, deviations = one_shot_with(SEPARATED, text)
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [
+        ("f", '{"x": 1}'), ("g", '{"y": "ab"}')]
+    assert deviations == (("malformed_call", "kept_as_content"),)
+    assert streamed_every_way(SEPARATED, text) == {(message, deviations)}
+    # Not finished (a partial parse): the second call is still undecided, so not shown.
+    events, _ = recovered_events(SEPARATED.start, text, partial=True)
+    partial = to_message(p.ParseResult(text=text, events=tuple(events), complete=False))
+    assert [c.name for c in partial.tool_calls] == ["f"]
