@@ -24,6 +24,7 @@ from analyzer.parsing.deviations import Deviation, collected
 from analyzer.parsing.mapper import HANDLERS, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
+from analyzer.parsing.regexrun import NO_SHAPES, POINTS, shapes_of
 from analyzer.peg import Expr, ParseProblem, Parser, Role
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
@@ -81,6 +82,10 @@ MUTE, WAITS, MOVES = 0, 1, 2
 
 class StreamParser:
     """Parse a model output chunk by chunk."""
+
+    # Whether runs a resume point's regex decides skip the tree (regexrun; off: every run
+    # walks the tree, as the differential tests compare).
+    decided = True
 
     def __init__(self, parser: Parser) -> None:
         self.start: Expr = parser.start
@@ -303,7 +308,14 @@ class StreamParser:
             self.expr = with_leaf(self.expr, quiet[4], quiet[0])
         state = self.state
         while not self.raw:
-            outcome = state.rerun(self.expr, self.buffer, partial, self.memo, self.offset)
+            expr = self.expr
+            shapes = POINTS.get(expr) if self.decided else NO_SHAPES
+            if shapes is None:
+                shapes = shapes_of(expr)
+            if shapes is NO_SHAPES or not partial or self.memo:
+                outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
+            else:  # a run its resume point's regex may decide (regexrun.Shapes)
+                outcome = shapes.run(state, expr, self.buffer, self.memo, self.offset)
             if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
