@@ -32,9 +32,9 @@ import re
 from typing import Any
 
 from analyzer.generator import value_ends
-from analyzer.generator.build import GROUP_NAME, Dispatch, DispatchOrElse, LeadRun
-from analyzer.generator.values import PaddedLiteral
-from analyzer.peg.captures import Capture
+from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
+from analyzer.generator.values import PaddedLiteral, TolerantClosing
+from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.expressions import (
     RESUME_DEPENDENTS,
     Eps,
@@ -60,22 +60,21 @@ NO_SHAPES: Any = False
 UNDECIDED: Any = False  # a key that always runs the tree
 
 
+# What a segment's read returns besides where the next segment reads: the text ended in
+# this segment, in a decided shape (ENDED), or a text of no decided shape (OTHER).
+ENDED, OTHER = -2, -1
+WHITESPACE = re.compile(SPACES)
+
+
 class Shapes:
-    """One resume point's shapes of decided text, and the outcomes learned per key."""
+    """One resume point's shapes of decided text (a chain of segments, each reading its part
+    of the text: `ValueSegment`, `LoopSegment`, `ClosingSegment`), and the outcomes learned
+    per key."""
 
-    __slots__ = ("dispatch", "branches", "fragments", "learned")
+    __slots__ = ("segments", "learned")
 
-    def __init__(self, dispatch: re.Pattern[str], branches: dict[str, re.Pattern[str]],
-                 fragments: frozenset[str]) -> None:
-        # The argument leads' regex (the loop's own dispatch: longest first), and by the
-        # lead it finds, the argument's branch: groups 1 whitespace, 2 the lead, 3 the
-        # separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's beginning
-        # (2 and 6 are fixed: their texts are in the key; of the others only whether each
-        # is empty).
-        self.dispatch = dispatch
-        self.branches = branches
-        # Every beginning of an argument's lead, and "" (whitespace alone).
-        self.fragments = fragments
+    def __init__(self, segments: tuple[Any, ...]) -> None:
+        self.segments = segments
         self.learned: dict[Any, Any] = {}
 
     def run(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
@@ -83,26 +82,20 @@ class Shapes:
         """Run expr on text as `MatchState.rerun` does, partial, with an empty memo: from a
         learned outcome where text is decided, else the tree (learning from it)."""
         n = len(text)
-        start = n - len(text.lstrip(" \t\r\n"))
-        lead = self.dispatch.match(text, start)
-        branch = None if lead is None else self.branches.get(lead.group())
-        found = None if branch is None else branch.fullmatch(text)
-        if found is not None:
-            regs = found.regs
-            (lead_at, lead_end), (tail_at, tail_end) = regs[2], regs[6]
-            key: Any = (text[lead_at:lead_end], text[tail_at:tail_end], start == 0,
-                        regs[3][0] == regs[3][1], regs[4][0] == regs[4][1],
-                        regs[5][0] == regs[5][1])
-            fixed: tuple[int, ...] = (2, 6)
-        elif text[start:] in self.fragments:
-            regs = ((0, n), (0, start), (start, n))
-            key = (text[start:], start == 0)
-            fixed = (2,)
-        else:
+        spans: list[tuple[int, int]] = [(0, n)]
+        key: list[Any] = []
+        fixed: list[int] = []  # the parts whose texts the key holds
+        pos = 0
+        for segment in self.segments:
+            pos = segment.read(text, pos, n, spans, key, fixed)
+            if pos < 0:
+                break
+        if pos != ENDED:
             return state.rerun(expr, text, True, memo, base)
-        outcome = self.learned.get(key)
+        shape = tuple(key)
+        outcome = self.learned.get(shape)
         if outcome is None:
-            return self._learn(state, expr, text, memo, base, regs, key, fixed)
+            return self._learn(state, expr, text, memo, base, spans, shape, fixed)
         if outcome is UNDECIDED:
             return state.rerun(expr, text, True, memo, base)
         events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
@@ -112,25 +105,24 @@ class Shapes:
         state.partial = True
         state.memo = memo
         state.base = base
-        state.events = [(role, regs[start][side] + off, regs[end][other] + end_off, flags,
+        state.events = [(role, spans[start][side] + off, spans[end][other] + end_off, flags,
                          info)
                         for role, start, side, off, end, other, end_off, flags, info in events
                         ] if events else []
         state.commits = commits
         state.resume = resume
-        state.resume_pos = regs[resume_at[0]][resume_at[1]] + resume_at[2]
+        state.resume_pos = spans[resume_at[0]][resume_at[1]] + resume_at[2]
         state.commit_events = commit_events
-        state.need_end = regs[need_at[0]][need_at[1]] + need_at[2]
+        state.need_end = spans[need_at[0]][need_at[1]] + need_at[2]
         state.unsafe_from = unsafe_from
         state.leaf = leaf
         state.shaky = shaky
         return NEED
 
     def _learn(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
-               base: int, regs: tuple[tuple[int, int], ...], key: Any,
-               fixed: tuple[int, ...]) -> int:
-        """Run the tree; keep its outcome under key, as places in the match (a group's
-        start or end, or a place inside a fixed text)."""
+               base: int, spans: list[tuple[int, int]], key: Any, fixed: list[int]) -> int:
+        """Run the tree; keep its outcome under key, as places in the match: a part's start
+        or end, or a place inside a part whose text is in the key (a lead, a fragment)."""
         outcome = state.rerun(expr, text, True, memo, base)
         learned = self.learned
         if len(learned) >= KEYS_KEPT:
@@ -140,15 +132,15 @@ class Shapes:
             return outcome
 
         def place(at: int) -> tuple[int, int, int] | None:
-            for group, span in enumerate(regs):
+            for index, span in enumerate(spans):
                 if span[0] == at:
-                    return group, 0, 0
+                    return index, 0, 0
                 if span[1] == at:
-                    return group, 1, 0
-            for group in fixed:
-                start, end = regs[group]
+                    return index, 1, 0
+            for index in fixed:  # the same places in every text of the key
+                start, end = spans[index]
                 if start < at < end:
-                    return group, 0, at - start
+                    return index, 0, at - start
             return None
 
         events = []
@@ -166,6 +158,120 @@ class Shapes:
         return outcome
 
 
+class ValueSegment:
+    """A value's text begun at the head of the point (`ValueText` in a capture): it waits
+    before a marker's beginning (ENDED), or is closed by its tag and the next segment reads
+    on."""
+
+    __slots__ = ("pattern", "tails", "close")
+
+    def __init__(self, leaf: value_ends.ValueText, close: str | None) -> None:
+        lead = re.escape(leaf.lead)
+        self.pattern = re.compile(f"((?:[^{lead}]*[^{lead} \t\r\n])?)({SPACES})")
+        self.tails = beginnings_of(leaf)
+        self.close = close
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        found = self.pattern.match(text, pos)
+        assert found is not None  # both groups may be empty
+        value, space = found.span(1), found.span(2)
+        at = space[1]
+        rest = text[at:]
+        if rest in self.tails:
+            fixed += (len(spans) + 1, len(spans) + 2)
+            spans += (value, space, (at, n))
+            key += ("value", value[0] == value[1], text[space[0]:at], rest)
+            return ENDED
+        close = self.close
+        if close is not None and text.startswith(close, at):
+            end = at + len(close)
+            fixed += (len(spans) + 1, len(spans) + 2)
+            spans += (value, space, (at, end))
+            key += ("closed", value[0] == value[1], text[space[0]:at])
+            return end
+        return OTHER
+
+
+class LoopSegment:
+    """A call's argument loop: whitespace, then a beginning of an argument's lead, or a
+    whole lead and its value begun (ENDED); or no argument at all, where the text cannot
+    begin one (the next segment reads on from the same place)."""
+
+    __slots__ = ("dispatch", "branches", "fragments", "opening")
+
+    def __init__(self, dispatch: re.Pattern[str], branches: dict[str, re.Pattern[str]],
+                 fragments: frozenset[str], opening: str) -> None:
+        # The argument leads' regex (the loop's own dispatch: longest first), and by the
+        # lead it finds, the argument's branch: groups 1 whitespace, 2 the lead, 3 the
+        # separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's beginning.
+        self.dispatch = dispatch
+        self.branches = branches
+        # Every beginning of an argument's lead, and "" (whitespace alone).
+        self.fragments = fragments
+        # What every argument begins with (the undeclared one too): a text that differs
+        # from it before either ends begins no argument.
+        self.opening = opening
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        lead = self.dispatch.match(text, start)
+        if lead is not None:
+            branch = self.branches.get(lead.group())
+            found = None if branch is None else branch.fullmatch(text, pos)
+            if found is not None:
+                regs = found.regs
+                size = len(spans) - 1  # regs[group] is spans[size + group]
+                fixed += (size + 2, size + 5, size + 6)
+                spans += regs[1:]
+                (lead_at, lead_end), (space_at, space_end), (tail_at, tail_end) = (
+                    regs[2], regs[5], regs[6])
+                key += ("argument", text[lead_at:lead_end], start == pos,
+                        regs[3][0] == regs[3][1], regs[4][0] == regs[4][1],
+                        text[space_at:space_end], text[tail_at:tail_end])
+                return ENDED
+        rest = text[start:]
+        if rest in self.fragments:
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, n))
+            key += ("fragment", rest, start == pos)
+            return ENDED
+        size = min(len(rest), len(self.opening))
+        if not size or rest[:size] == self.opening[:size]:
+            return OTHER
+        key.append("none")
+        return pos
+
+
+class ClosingSegment:
+    """A closing marker after optional whitespace (`space MARKER | noted(missing)`): whole
+    (the next segment reads on after it), or begun (ENDED)."""
+
+    __slots__ = ("marker", "beginnings")
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.beginnings = frozenset(marker[:size] for size in range(len(marker)))
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text.startswith(self.marker, start):
+            end = start + len(self.marker)
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, end))
+            key += ("closing", start == pos)
+            return end
+        rest = text[start:]
+        if rest in self.beginnings:
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, n))
+            key += ("begun", rest, start == pos)
+            return ENDED
+        return OTHER
+
+
 POINTS: dict[Any, Any] = {}
 RESUME_DEPENDENTS.append(POINTS)
 
@@ -180,16 +286,50 @@ def shapes_of(point: Expr) -> Any:
     return shapes
 
 
+def flat_items(expr: Expr) -> list[Expr]:
+    """The items a resume point runs in order (its sequences and scopes opened)."""
+    if type(expr) is Sequence:
+        return [item for inner in expr.items for item in flat_items(inner)]
+    if type(expr) is Scope:
+        return flat_items(expr.body)
+    return [expr]
+
+
 def _build(point: Expr) -> Shapes | None:
-    """The shapes of a parameter loop at the head of point, or None (another point)."""
-    head: Any = point
-    while True:
-        if type(head) is Sequence:
-            head = head.items[0]
-        elif type(head) is Scope:
-            head = head.body
-        else:
+    """The shapes of point: a value begun at its head, then its closing; a call's argument
+    loop; closing markers; as far as its items are of these kinds (None: not at its head)."""
+    items = flat_items(point)
+    segments: list[Any] = []
+    at = 0
+    head: Any = items[0]
+    if type(head) is Capture and type(head.item) is value_ends.ValueText:
+        leaf = head.item
+        after: Any = items[1] if len(items) > 1 else None
+        close = after.end if type(after) is TolerantClosing and after.end == leaf.end else None
+        if not _value_form(leaf):
+            return None
+        segments.append(ValueSegment(leaf, close))
+        at = 1 if close is None else 2
+        if close is None:
+            return Shapes(tuple(segments))
+    for item in items[at:]:
+        segment = _loop(item) or _closing(item)
+        if segment is None:
             break
+        segments.append(segment)
+    return Shapes(tuple(segments)) if segments else None
+
+
+def _closing(item: Any) -> ClosingSegment | None:
+    if type(item) is ToolCapture and item.opened:
+        item = item.item
+    if type(item) is Closing and item.waiting is not None:
+        return ClosingSegment(item.text)
+    return None
+
+
+def _loop(head: Any) -> LoopSegment | None:
+    """A call's argument loop: `(space (ARG_1 | ... | undeclared))*`."""
     if type(head) is not Repeat:
         return None
     item = head.item
@@ -206,7 +346,18 @@ def _build(point: Expr) -> Shapes | None:
             branches[lead] = branch
     fragments = frozenset({"", *(lead[:size] for lead in table
                                  for size in range(1, len(lead) + 1))})
-    return Shapes(choice.dispatch.pattern, branches, fragments)
+    opening = getattr(choice.otherwise.children()[0] if choice.otherwise.children()
+                      else choice.otherwise, "opening", None)
+    if not isinstance(opening, str) or not opening:
+        return None
+    leads = [*table, opening]
+    common = leads[0]
+    for lead in leads:
+        while not lead.startswith(common):
+            common = common[:-1]
+    if not common:
+        return None
+    return LoopSegment(choice.dispatch.pattern, branches, fragments, common)
 
 
 def _argument(alternative: Expr) -> re.Pattern[str] | None:
@@ -243,19 +394,32 @@ def _argument(alternative: Expr) -> re.Pattern[str] | None:
     return None
 
 
+def _value_form(leaf: value_ends.ValueText) -> bool:
+    """Whether ValueText reads this value as _value's regex says: one lead character, not
+    whitespace, that every marker begins with (after whitespace)."""
+    lead = leaf.lead
+    return (len(lead) == 1 and lead not in value_ends.SPACE
+            and all(marker.lstrip(value_ends.SPACE).startswith(lead)
+                    for marker in leaf.markers))
+
+
+def beginnings_of(leaf: value_ends.ValueText) -> frozenset[str]:
+    """The texts a value may end in while it waits: "", or a proper beginning of one of
+    its markers (from the lead character on)."""
+    return frozenset({"", *(marker[:size] for marker in leaf.markers
+                            for size in range(1, len(marker))
+                            if marker[:size].startswith(leaf.lead))})
+
+
 def _value(leaf: value_ends.ValueText) -> str | None:
     """A value's text begun and not ended, as ValueText waits on it: no character that may
     begin a marker; trailing whitespace (left for the closing); then the beginning of a
     marker, if any (a stream's chunk ends in `\\n</para`)."""
-    lead = leaf.lead
-    if len(lead) != 1 or lead in value_ends.SPACE:
+    if not _value_form(leaf):
         return None
-    if any(not marker.lstrip(value_ends.SPACE).startswith(lead) for marker in leaf.markers):
-        return None
-    beginnings = {marker[:size] for marker in leaf.markers for size in range(1, len(marker))
-                  if marker[:size].startswith(lead)}
-    body = re.escape(lead)
-    return f"((?:[^{body}]*[^{body} \t\r\n])?)({SPACES})((?:" + trie(beginnings) + ")?)"
+    body = re.escape(leaf.lead)
+    beginnings = set(beginnings_of(leaf)) - {""}
+    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:" + trie(beginnings) + ")?)"
 
 
 def trie(texts: set[str]) -> str:
