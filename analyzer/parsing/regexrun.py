@@ -195,16 +195,19 @@ class ValueSegment:
 
 class LoopSegment:
     """A call's argument loop: whitespace, then a beginning of an argument's lead, or a
-    whole lead and its value begun (ENDED); or no argument at all, where the text cannot
-    begin one (the next segment reads on from the same place)."""
+    whole lead and its value begun (ENDED); or a whole argument, closed, and the loop again;
+    or no argument, where the text cannot begin one (the next segment reads on from there).
+    Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
-    __slots__ = ("dispatch", "branches", "fragments", "opening")
+    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced")
 
-    def __init__(self, dispatch: re.Pattern[str], branches: dict[str, re.Pattern[str]],
-                 fragments: frozenset[str], opening: str) -> None:
+    def __init__(self, dispatch: re.Pattern[str],
+                 branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None]],
+                 fragments: frozenset[str], opening: str, spaced: bool) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
-        # lead it finds, the argument's branch: groups 1 whitespace, 2 the lead, 3 the
-        # separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's beginning.
+        # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
+        # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
+        # beginning) and closed (6: its closing tag, matched, not fully).
         self.dispatch = dispatch
         self.branches = branches
         # Every beginning of an argument's lead, and "" (whitespace alone).
@@ -212,36 +215,47 @@ class LoopSegment:
         # What every argument begins with (the undeclared one too): a text that differs
         # from it before either ends begins no argument.
         self.opening = opening
+        self.spaced = spaced
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
-        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
-        lead = self.dispatch.match(text, start)
-        if lead is not None:
-            branch = self.branches.get(lead.group())
-            found = None if branch is None else branch.fullmatch(text, pos)
-            if found is not None:
-                regs = found.regs
-                size = len(spans) - 1  # regs[group] is spans[size + group]
-                fixed += (size + 2, size + 5, size + 6)
-                spans += regs[1:]
-                (lead_at, lead_end), (space_at, space_end), (tail_at, tail_end) = (
-                    regs[2], regs[5], regs[6])
-                key += ("argument", text[lead_at:lead_end], start == pos,
-                        regs[3][0] == regs[3][1], regs[4][0] == regs[4][1],
-                        text[space_at:space_end], text[tail_at:tail_end])
+        spaced = self.spaced
+        while True:
+            start = WHITESPACE.match(text, pos).end() if spaced else pos  # type: ignore[union-attr]
+            lead = self.dispatch.match(text, start)
+            if lead is not None:
+                branch = self.branches.get(lead.group())
+                if branch is not None:
+                    found = branch[0].fullmatch(text, pos)
+                    if found is None and branch[1] is not None:
+                        found = branch[1].match(text, pos)
+                    if found is not None:
+                        regs = found.regs
+                        size = len(spans) - 1  # regs[group] is spans[size + group]
+                        fixed += (size + 2, size + 5, size + 6)
+                        spans += regs[1:]
+                        (lead_at, lead_end), (space_at, space_end), (tail_at, tail_end) = (
+                            regs[2], regs[5], regs[6])
+                        end = found.end()
+                        key += ("argument" if end == n else "closed", text[lead_at:lead_end],
+                                start == pos, regs[3][0] == regs[3][1],
+                                regs[4][0] == regs[4][1], text[space_at:space_end],
+                                text[tail_at:tail_end])
+                        if end == n and found.re is branch[0]:
+                            return ENDED
+                        pos, spaced = end, True
+                        continue
+            rest = text[start:]
+            if rest in self.fragments:
+                fixed.append(len(spans) + 1)
+                spans += ((pos, start), (start, n))
+                key += ("fragment", rest, start == pos)
                 return ENDED
-        rest = text[start:]
-        if rest in self.fragments:
-            fixed.append(len(spans) + 1)
-            spans += ((pos, start), (start, n))
-            key += ("fragment", rest, start == pos)
-            return ENDED
-        size = min(len(rest), len(self.opening))
-        if not size or rest[:size] == self.opening[:size]:
-            return OTHER
-        key.append("none")
-        return pos
+            size = min(len(rest), len(self.opening))
+            if not size or rest[:size] == self.opening[:size]:
+                return OTHER
+            key.append("none")
+            return pos
 
 
 class ClosingSegment:
@@ -329,7 +343,15 @@ def _closing(item: Any) -> ClosingSegment | None:
 
 
 def _loop(head: Any) -> LoopSegment | None:
-    """A call's argument loop: `(space (ARG_1 | ... | undeclared))*`."""
+    """A call's argument loop: `(space (ARG_1 | ... | undeclared))*`, or held at its first
+    item after the whitespace: `((ARG_1 | ... | undeclared) LOOP)?`."""
+    spaced = True
+    if type(head) is Optional and type(head.item) is Sequence and len(head.item.items) == 2:
+        first, head = head.item.items
+        spaced = False
+        if type(head) is not Repeat or type(head.item) is not Sequence or (
+                head.item.items[1:] != (first,)):
+            return None
     if type(head) is not Repeat:
         return None
     item = head.item
@@ -357,12 +379,13 @@ def _loop(head: Any) -> LoopSegment | None:
             common = common[:-1]
     if not common:
         return None
-    return LoopSegment(choice.dispatch.pattern, branches, fragments, common)
+    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced)
 
 
-def _argument(alternative: Expr) -> re.Pattern[str] | None:
-    """The branch of one argument: whitespace, its whole lead, then its value begun (None:
-    an argument the grammar spells otherwise)."""
+def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | None] | None:
+    """The branches of one argument: whitespace, its whole lead, then its value begun; and
+    the same with the value closed by its tag (None: an argument the grammar spells
+    otherwise)."""
     if type(alternative) is not LeadRun or alternative.tool or alternative.margin != 0:
         return None
     lead = alternative.pattern.pattern
@@ -370,11 +393,12 @@ def _argument(alternative: Expr) -> re.Pattern[str] | None:
         return None
     body = f"({SPACES})(" + GROUP_NAME.sub("(?:", lead) + ")"
     separator = False
-    for item in alternative.rest:
+    rest = alternative.rest
+    for at, item in enumerate(rest):
         kind = type(item)
         if kind is Eps:
             continue
-        # A one-character separator that may be left out (`'\n'?`): it waits only at the
+        # A one-character separator that may be left out (`'\\n'?`): it waits only at the
         # end of the text, where the value's groups are empty too.
         one = (item.item.text if kind is Optional  # type: ignore[attr-defined]
                and type(item.item) is Literal else  # type: ignore[attr-defined]
@@ -385,11 +409,22 @@ def _argument(alternative: Expr) -> re.Pattern[str] | None:
             separator = True
             continue
         if kind is Capture and type(item.item) is value_ends.ValueText:  # type: ignore[attr-defined]
-            value = _value(item.item)  # type: ignore[attr-defined]
+            leaf = item.item  # type: ignore[attr-defined]
+            value = _value(leaf)
             if value is None:
                 return None
-            compiled = re.compile(body + ("" if separator else "()") + value)
-            return compiled if compiled.groups == 6 else None
+            body += "" if separator else "()"
+            begun = re.compile(body + value)
+            if begun.groups != 6:
+                return None
+            after = rest[at + 1:]
+            closing = after[0] if len(after) == 1 else None
+            if type(closing) is not TolerantClosing or closing.end != leaf.end:
+                return begun, None
+            lead_char = re.escape(leaf.lead)
+            closed = re.compile(f"{body}((?:[^{lead_char}]*[^{lead_char} \\t\\r\\n])?)"
+                                f"({SPACES})({re.escape(closing.end)})")
+            return begun, closed
         return None
     return None
 
