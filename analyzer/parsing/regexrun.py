@@ -41,10 +41,11 @@ from analyzer.peg.expressions import (
     Expr,
     Optional,
     Repeat,
+    Rule,
     Scope,
     Sequence,
 )
-from analyzer.peg.scanning import Literal, Space
+from analyzer.peg.scanning import Literal, Space, Token
 from analyzer.peg.state import NEED, MatchState
 
 SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
@@ -286,6 +287,71 @@ class ClosingSegment:
         return OTHER
 
 
+class CallsSegment:
+    """The loop of calls: whitespace, the calls' wrapper token (optional), then a beginning
+    of a call's head (ENDED), or a whole head and what its own segments read of the call
+    (its argument loop, its closing...), as far as they end the text."""
+
+    __slots__ = ("token", "token_beginnings", "dispatch", "calls", "fragments", "after")
+
+    def __init__(self, token: str, after: bool, dispatch: re.Pattern[str],
+                 calls: dict[str, tuple[re.Pattern[str], tuple[Any, ...]]],
+                 fragments: frozenset[str]) -> None:
+        self.token = token
+        self.token_beginnings = frozenset(token[:size] for size in range(len(token)))
+        self.after = after  # the token reads the whitespace after it
+        self.dispatch = dispatch
+        # By a call head's literal (the dispatch's lead): the head's regex, and the
+        # segments of the call's items after it.
+        self.calls = calls
+        self.fragments = fragments  # every beginning of a call head's literal, and ""
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        token = self.token
+        if text.startswith(token, start):
+            end = start + len(token)
+            after = WHITESPACE.match(text, end).end() if self.after else end  # type: ignore[union-attr]
+            fixed.append(len(spans) + 2)
+            spans += ((pos, start), (start, end), (end, after))
+            key += ("token", start == pos, text[end:after])
+        else:
+            rest = text[start:]
+            if rest in self.token_beginnings:
+                fixed.append(len(spans) + 1)
+                spans += ((pos, start), (start, n))
+                key += ("token begun", rest, start == pos)
+                return ENDED
+            if rest[:len(token)] == token[:len(rest)]:
+                return OTHER
+            after = start
+            spans.append((pos, start))
+            key += ("no token", start == pos)
+        lead = self.dispatch.match(text, after)
+        if lead is not None:
+            call = self.calls.get(lead.group())
+            found = None if call is None else call[0].match(text, after)
+            if found is not None and call is not None:
+                head = found.span()
+                fixed.append(len(spans))
+                spans.append(head)
+                key += ("head", found.group())
+                at: int = head[1]
+                for segment in call[1]:
+                    at = segment.read(text, at, n, spans, key, fixed)
+                    if at < 0:
+                        return at
+                return OTHER
+        rest = text[after:]
+        if rest in self.fragments:
+            fixed.append(len(spans))
+            spans.append((after, n))
+            key += ("head begun", rest)
+            return ENDED
+        return OTHER
+
+
 POINTS: dict[Any, Any] = {}
 RESUME_DEPENDENTS.append(POINTS)
 
@@ -326,12 +392,51 @@ def _build(point: Expr) -> Shapes | None:
         at = 1 if close is None else 2
         if close is None:
             return Shapes(tuple(segments))
-    for item in items[at:]:
-        segment = _loop(item) or _closing(item)
+    segments += _segments(items[at:])
+    return Shapes(tuple(segments)) if segments else None
+
+
+def _segments(items: list[Expr]) -> list[Any]:
+    """The segments of items in a row, as far as they are of the kinds read."""
+    segments = []
+    for item in items:
+        segment = _loop(item) or _closing(item) or _calls(item)
         if segment is None:
             break
         segments.append(segment)
-    return Shapes(tuple(segments)) if segments else None
+    return segments
+
+
+def _calls(head: Any) -> CallsSegment | None:
+    """The loop of calls: `(space TOKEN? (CALL_1 | ... | otherwise) ...)*`, each call
+    `ToolCapture(LeadRun(HEAD rest...))` in a rule."""
+    if type(head) is not Repeat or type(head.item) is not Sequence:
+        return None
+    items = head.item.items
+    if len(items) < 3 or type(items[0]) is not Space or type(items[1]) is not Optional:
+        return None
+    token = items[1].item
+    if type(token) is not Token or token.before:
+        return None
+    choice = items[2]
+    if type(choice) is not DispatchOrElse or type(choice.dispatch) is not Dispatch:
+        return None
+    calls = {}
+    for lead, alternative in choice.dispatch.table.items():
+        inner: Any = alternative.body if type(alternative) is Rule else alternative
+        inner = inner.item if type(inner) is ToolCapture and not inner.opened else None
+        if type(inner) is not LeadRun or inner.tool or not lead:
+            continue
+        pattern = inner.pattern
+        if pattern.groups != len(pattern.groupindex) or "(?=" in pattern.pattern or (
+                "(?!" in pattern.pattern):
+            continue
+        after = [flat for item in inner.rest for flat in flat_items(item)]
+        calls[lead] = (pattern, tuple(_segments(after)))
+    fragments = frozenset({"", *(lead[:size] for lead in choice.dispatch.table
+                                 for size in range(1, len(lead) + 1))})
+    return CallsSegment(token.text, token.after is not None, choice.dispatch.pattern, calls,
+                        fragments)
 
 
 def _closing(item: Any) -> ClosingSegment | None:
