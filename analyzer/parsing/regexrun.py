@@ -53,6 +53,8 @@ SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
 # How many keys one point learns (a key per argument, fragment and marker beginning, a few
 # empty-part patterns each: a few hundred at most); the table starts over when full.
 KEYS_KEPT = 512
+# How many texts' outcomes a stream keeps (the table starts over when full).
+TEXTS_KEPT = 1024
 
 # Resume points met, with their shapes (NO_SHAPES: none): a few dozen per grammar; the table
 # starts over when full, and with the resume-point tables (RESUME_DEPENDENTS).
@@ -79,9 +81,41 @@ class Shapes:
         self.learned: dict[Any, Any] = {}
 
     def run(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
-            base: int) -> int:
+            base: int, texts: dict[str, Any]) -> int:
         """Run expr on text as `MatchState.rerun` does, partial, with an empty memo: from a
-        learned outcome where text is decided, else the tree (learning from it)."""
+        learned outcome where text is decided, else the tree (learning from it).
+
+        texts: the stream's decided outcomes by text (the point first: a stream meets the
+        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning)."""
+        met = texts.get(text)
+        if met is None or met[0] is not expr:
+            met = self._decided(expr, text)
+            if met is None:
+                return self._tree(state, expr, text, memo, base)
+            if len(texts) >= TEXTS_KEPT:
+                texts.clear()
+            texts[text] = met
+        _, events, commits, resume, resume_pos, commit_events, need_end, unsafe_from, leaf, \
+            shaky = met
+        state.text = text
+        state.n = len(text)
+        state.partial = True
+        state.memo = memo
+        state.base = base
+        state.events = list(events)
+        state.commits = commits
+        state.resume = resume
+        state.resume_pos = resume_pos
+        state.commit_events = commit_events
+        state.need_end = need_end
+        state.unsafe_from = unsafe_from
+        state.leaf = leaf
+        state.shaky = shaky
+        return NEED
+
+    def _decided(self, expr: Expr, text: str) -> Any:
+        """The outcome of a run on text, from the outcome learned for its shape (None: not
+        decided, or not learned yet)."""
         n = len(text)
         spans: list[tuple[int, int]] = [(0, n)]
         key: list[Any] = []
@@ -92,33 +126,35 @@ class Shapes:
             if pos < 0:
                 break
         if pos != ENDED:
-            return state.rerun(expr, text, True, memo, base)
-        shape = tuple(key)
-        outcome = self.learned.get(shape)
-        if outcome is None:
-            return self._learn(state, expr, text, memo, base, spans, shape, fixed)
-        if outcome is UNDECIDED:
-            return state.rerun(expr, text, True, memo, base)
+            return None
+        outcome = self.learned.get(tuple(key))
+        if outcome is None or outcome is UNDECIDED:
+            return None
         events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
             shaky = outcome
-        state.text = text
-        state.n = n
-        state.partial = True
-        state.memo = memo
-        state.base = base
-        state.events = [(role, spans[start][side] + off, spans[end][other] + end_off, flags,
-                         info)
-                        for role, start, side, off, end, other, end_off, flags, info in events
-                        ] if events else []
-        state.commits = commits
-        state.resume = resume
-        state.resume_pos = spans[resume_at[0]][resume_at[1]] + resume_at[2]
-        state.commit_events = commit_events
-        state.need_end = spans[need_at[0]][need_at[1]] + need_at[2]
-        state.unsafe_from = unsafe_from
-        state.leaf = leaf
-        state.shaky = shaky
-        return NEED
+        return (expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
+                              flags, info)
+                             for role, start, side, off, end, other, end_off, flags, info
+                             in events]),
+                commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
+                commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from, leaf,
+                shaky)
+
+    def _tree(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
+              base: int) -> int:
+        """Run the tree; learn from it where the text has a shape not learned yet."""
+        n = len(text)
+        spans: list[tuple[int, int]] = [(0, n)]
+        key: list[Any] = []
+        fixed: list[int] = []
+        pos = 0
+        for segment in self.segments:
+            pos = segment.read(text, pos, n, spans, key, fixed)
+            if pos < 0:
+                break
+        if pos != ENDED or tuple(key) in self.learned:
+            return state.rerun(expr, text, True, memo, base)
+        return self._learn(state, expr, text, memo, base, spans, tuple(key), fixed)
 
     def _learn(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
                base: int, spans: list[tuple[int, int]], key: Any, fixed: list[int]) -> int:
@@ -130,6 +166,12 @@ class Shapes:
             learned.clear()
         learned[key] = UNDECIDED
         if outcome != NEED or memo:
+            return outcome
+        # Only kept objects: a run that builds its resume point or leaf anew each time (a
+        # scan's new state) is not one to give the same objects again.
+        again = MatchState("", True, traced=False)
+        if (again.rerun(expr, text, True, {}, base) != NEED or again.resume is not state.resume
+                or again.leaf is not state.leaf):
             return outcome
 
         def place(at: int) -> tuple[int, int, int] | None:

@@ -111,6 +111,8 @@ class StreamParser:
         # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
         # moves is a new one at each read-on: at most HEADS_KEPT kept)
         self.kinds: dict[Any, int] = {}
+        # The outcomes of runs decided by their resume point's regex, by text (regexrun)
+        self.texts: dict[str, Any] = {}
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -315,7 +317,8 @@ class StreamParser:
             if shapes is NO_SHAPES or not partial or self.memo:
                 outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
             else:  # a run its resume point's regex may decide (regexrun.Shapes)
-                outcome = shapes.run(state, expr, self.buffer, self.memo, self.offset)
+                outcome = shapes.run(state, expr, self.buffer, self.memo, self.offset,
+                                     self.texts)
             if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
