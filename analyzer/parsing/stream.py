@@ -16,7 +16,7 @@ grammar; the events, and so the deltas, are the ones the run would have given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from analyzer.parsing.deltas import Delta, ToolCallDelta
@@ -24,11 +24,10 @@ from analyzer.parsing.deviations import Deviation, collected
 from analyzer.parsing.mapper import HANDLERS, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
-from analyzer.parsing.regexrun import NO_SHAPES, POINTS, shapes_of
 from analyzer.peg import Expr, ParseProblem, Parser, Role
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
-from analyzer.peg.expressions import Scope, Sequence
+from analyzer.peg.expressions import RESUME_DEPENDENTS, Scope, Sequence
 from analyzer.peg.json_values import ValueAhead
 from analyzer.peg.parser import failure
 from analyzer.peg.roles import CONTINUED, PARTIAL
@@ -73,6 +72,31 @@ Quiet = tuple[Expr, int, Any, Any, Any, bool]
 
 
 NO_SINK: Any = object()
+
+# Runs a resume point's regex decides (generator/regexrun.py: it reads the generator's
+# shortcuts, and parsing sits under the generator, so it gives its builder here): by resume
+# point, its shapes (NO_SHAPES: none). A few dozen points per grammar; the table starts over
+# when full, and with the resume-point tables (a learned outcome holds their objects).
+POINTS: dict[Any, Any] = {}
+RESUME_DEPENDENTS.append(POINTS)
+POINTS_KEPT = 1024
+NO_SHAPES: Any = False
+SHAPE_BUILDERS: list[Callable[[Expr], Any]] = []
+
+
+def shapes_of(point: Expr) -> Any:
+    """Return the point's shapes (NO_SHAPES: none), built once."""
+    shapes = POINTS.get(point)
+    if shapes is None:
+        if len(POINTS) >= POINTS_KEPT:
+            POINTS.clear()
+        shapes = NO_SHAPES
+        for build in SHAPE_BUILDERS:
+            shapes = build(point) or NO_SHAPES
+            if shapes is not NO_SHAPES:
+                break
+        POINTS[point] = shapes
+    return shapes
 
 # What a leaf can tell a stream (leaf_kind): computed once per leaf, as a run's last leaf is
 # asked at every run (an isinstance, class attributes read through the instance, and the

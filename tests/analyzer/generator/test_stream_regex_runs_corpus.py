@@ -18,7 +18,8 @@ import pytest
 from rendered_calls import ROOT, generated_call_or_skip, template_paths, with_text_and_cut
 
 from analyzer import peg as p
-from analyzer.parsing import regexrun
+from analyzer.generator import regexrun
+from analyzer.parsing import stream as streaming
 from analyzer.parsing.stream import StreamParser
 from analyzer.peg.state import MatchState
 
@@ -89,8 +90,8 @@ def every_cut_agrees(parser: p.Parser, chunks: list[str]) -> int:
         return rerun(self, *args)
 
     for point, text in met_points(parser, chunks):
-        shapes = regexrun.shapes_of(point)
-        if shapes is regexrun.NO_SHAPES:
+        shapes = streaming.shapes_of(point)
+        if shapes is streaming.NO_SHAPES:
             continue
         for cut in range(len(text) + 1):
             piece = text[:cut]

@@ -11,7 +11,8 @@ is, the texts of its fixed parts (the argument's lead, a fragment, a marker's be
 which of its variable parts (whitespace, the value's text) are empty: every position the run
 reports is a boundary of one of those parts. Such a text is *decided* by its shape.
 
-`Shapes` builds that regex from the grammar, once per resume point (`shapes_of`): a branch
+`Shapes` builds that regex from the grammar, once per resume point (`stream.shapes_of`,
+which this module gives its builder: parsing sits under the generator): a branch
 per argument (its lead's own regex, its optional separator, its value as `ValueText` reads a
 partial one: no character that may begin a marker, then trailing whitespace and at most a
 proper beginning of one of its markers) and one for a fragment (a beginning of an argument's
@@ -34,9 +35,9 @@ from typing import Any
 from analyzer.generator import value_ends
 from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
+from analyzer.parsing.stream import SHAPE_BUILDERS
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.expressions import (
-    RESUME_DEPENDENTS,
     Eps,
     Expr,
     Optional,
@@ -56,10 +57,6 @@ KEYS_KEPT = 512
 # How many texts' outcomes a stream keeps (the table starts over when full).
 TEXTS_KEPT = 1024
 
-# Resume points met, with their shapes (NO_SHAPES: none): a few dozen per grammar; the table
-# starts over when full, and with the resume-point tables (RESUME_DEPENDENTS).
-POINTS_KEPT = 1024
-NO_SHAPES: Any = False
 UNDECIDED: Any = False  # a key that always runs the tree
 
 
@@ -394,20 +391,6 @@ class CallsSegment:
         return OTHER
 
 
-POINTS: dict[Any, Any] = {}
-RESUME_DEPENDENTS.append(POINTS)
-
-
-def shapes_of(point: Expr) -> Any:
-    """Return the point's Shapes (NO_SHAPES: none), built once."""
-    shapes = POINTS.get(point)
-    if shapes is None:
-        if len(POINTS) >= POINTS_KEPT:
-            POINTS.clear()
-        shapes = POINTS[point] = _build(point) or NO_SHAPES
-    return shapes
-
-
 def flat_items(expr: Expr) -> list[Expr]:
     """The items a resume point runs in order (its sequences and scopes opened)."""
     if type(expr) is Sequence:
@@ -622,3 +605,6 @@ def trie(texts: set[str]) -> str:
         else:
             branches.append(f"{re.escape(head)}(?:{inner})")
     return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+SHAPE_BUILDERS.append(_build)
