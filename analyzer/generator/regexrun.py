@@ -35,7 +35,7 @@ from typing import Any
 from analyzer.generator import value_ends
 from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
-from analyzer.parsing.stream import SHAPE_BUILDERS
+from analyzer.parsing.stream import SHAPE_BUILDERS, UNSEEN
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.expressions import (
     Eps,
@@ -93,7 +93,7 @@ class Shapes:
                 texts.clear()
             texts[text] = met
         _, events, commits, resume, resume_pos, commit_events, need_end, unsafe_from, leaf, \
-            shaky = met
+            shaky, _ = met
         state.text = text
         state.n = len(text)
         state.partial = True
@@ -129,13 +129,15 @@ class Shapes:
             return None
         events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
             shaky = outcome
-        return (expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
+        # A list: the stream fills its last slot with its answer on the next chunks
+        # (StreamParser._steady: the same for the same point and text), UNSEEN until then.
+        return [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
                               flags, info)
                              for role, start, side, off, end, other, end_off, flags, info
                              in events]),
                 commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
                 commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from, leaf,
-                shaky)
+                shaky, UNSEEN]
 
     def _tree(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
               base: int) -> int:

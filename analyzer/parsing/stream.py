@@ -81,6 +81,7 @@ POINTS: dict[Any, Any] = {}
 RESUME_DEPENDENTS.append(POINTS)
 POINTS_KEPT = 1024
 NO_SHAPES: Any = False
+UNSEEN: Any = object()  # a decided outcome's answer on the next chunks, not known yet
 SHAPE_BUILDERS: list[Callable[[Expr], Any]] = []
 
 
@@ -335,10 +336,15 @@ class StreamParser:
         state = self.state
         while not self.raw:
             expr = self.expr
-            shapes = POINTS.get(expr) if self.decided else NO_SHAPES
-            if shapes is None:
-                shapes = shapes_of(expr)
-            if shapes is NO_SHAPES or not partial or self.memo:
+            shapes = NO_SHAPES
+            if partial and self.decided and not self.memo:
+                met = self.texts.get(self.buffer)
+                if met is not None and met[0] is expr and met[10] is not UNSEEN:
+                    return deltas + self._met(met)  # this text, decided at this point before
+                shapes = POINTS.get(expr)
+                if shapes is None:
+                    shapes = shapes_of(expr)
+            if shapes is NO_SHAPES:
                 outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
             else:  # a run its resume point's regex may decide (regexrun.Shapes)
                 outcome = shapes.run(state, expr, self.buffer, self.memo, self.offset,
@@ -358,6 +364,10 @@ class StreamParser:
             if events:
                 deltas += self._emit(events)
             self.quiet = self._steady(state)
+            if shapes is not NO_SHAPES:
+                met = self.texts.get(self.buffer)
+                if met is not None and met[0] is expr:  # decided: its answer is kept too
+                    met[10] = self.quiet
             self.expr = state.resume
             pos = state.resume_pos
             if pos:  # _drop(pos), inlined: most runs drop text
@@ -372,6 +382,23 @@ class StreamParser:
             return deltas
         deltas += self._emit(rest_as_content(self.buffer, 0))
         self._drop(len(self.buffer))
+        return deltas
+
+    def _met(self, met: list[Any]) -> list[Delta]:
+        """Take a decided run's outcome a stream kept for its text (regexrun.Shapes.run):
+        its final events mapped, its answer on the next chunks, its resume point, the text
+        before it dropped; as _advance does after a run."""
+        _, events, _, resume, pos, commit, _, _, _, _, quiet = met
+        deltas = self._emit(list(events[:commit])) if commit else []
+        self.quiet = quiet
+        self.expr = resume
+        if pos:  # _drop(pos), inlined (no memo: decided runs leave none)
+            buffer, gone = self.buffer, self.gone
+            gone.append(buffer[:pos])
+            self.buffer = buffer[pos:]
+            self.offset += pos
+            if len(gone) > GONE_PIECES:
+                self._origin()
         return deltas
 
     def _break(self, found: Break) -> list[Delta]:
