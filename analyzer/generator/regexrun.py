@@ -235,6 +235,36 @@ class ValueSegment:
         return OTHER
 
 
+class SpaceSegment:
+    """Whitespace (Space: all of it, any kind alike); the next segment reads on after it."""
+
+    __slots__ = ()
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        end = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        spans.append((pos, end))
+        key.append(end == pos)
+        return end
+
+
+class SeparatorSegment:
+    """A one-character separator that may be left out; the next segment reads on after it
+    (at the end of the text it waits: the next segment reads nothing there, its own key)."""
+
+    __slots__ = ("char",)
+
+    def __init__(self, char: str) -> None:
+        self.char = char
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        end = pos + 1 if text.startswith(self.char, pos) else pos
+        spans.append((pos, end))
+        key.append(end != pos)
+        return end
+
+
 class LoopSegment:
     """A call's argument loop: whitespace, then a beginning of an argument's lead, or a
     whole lead and its value begun (ENDED); or a whole argument, closed, and the loop again;
@@ -403,35 +433,65 @@ def flat_items(expr: Expr) -> list[Expr]:
 
 
 def _build(point: Expr) -> Shapes | None:
-    """The shapes of point: a value begun at its head, then its closing; a call's argument
-    loop; closing markers; as far as its items are of these kinds (None: not at its head)."""
-    items = flat_items(point)
-    segments: list[Any] = []
-    at = 0
-    head: Any = items[0]
-    if type(head) is Capture and type(head.item) is value_ends.ValueText:
-        leaf = head.item
-        after: Any = items[1] if len(items) > 1 else None
-        close = after.end if type(after) is TolerantClosing and after.end == leaf.end else None
-        if not _value_form(leaf):
-            return None
-        segments.append(ValueSegment(leaf, close))
-        at = 1 if close is None else 2
-        if close is None:
-            return Shapes(tuple(segments))
-    segments += _segments(items[at:])
-    return Shapes(tuple(segments)) if segments else None
+    """The shapes of point: as far as its items are of the kinds segments read, from its
+    head (None: none that may end a text)."""
+    segments = _segments(flat_items(point))
+    if not any(type(segment) not in (SpaceSegment, SeparatorSegment) for segment in segments):
+        return None
+    return Shapes(tuple(segments))
 
 
 def _segments(items: list[Expr]) -> list[Any]:
-    """The segments of items in a row, as far as they are of the kinds read."""
-    segments = []
-    for item in items:
-        segment = _loop(item) or _closing(item) or _calls(item)
-        if segment is None:
-            break
-        segments.append(segment)
+    """The segments of items in a row, as far as they are of the kinds read: whitespace, a
+    one-character separator, a value begun (then its closing tag), a call's argument loop,
+    closing markers, the loop of calls; a call's body, its opening recorded, read as its
+    items."""
+    segments: list[Any] = []
+    items = _opened(items)
+    at = 0
+    while at < len(items):
+        item: Any = items[at]
+        if type(item) is Space:
+            segments.append(SpaceSegment())
+        elif (one := _separator(item)) is not None:
+            segments.append(SeparatorSegment(one))
+        elif type(item) is Capture and type(item.item) is value_ends.ValueText:
+            leaf = item.item
+            if not _value_form(leaf):
+                break
+            after: Any = items[at + 1] if at + 1 < len(items) else None
+            close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
+                else None
+            segments.append(ValueSegment(leaf, close))
+            if close is None:
+                break
+            at += 1
+        else:
+            segment = _loop(item) or _closing(item) or _calls(item)
+            if segment is None:
+                break
+            segments.append(segment)
+        at += 1
     return segments
+
+
+def _opened(items: list[Expr]) -> list[Expr]:
+    """items, a call's body whose opening is recorded read as its items."""
+    flat: list[Expr] = []
+    for item in items:
+        if type(item) is ToolCapture and item.opened and type(item.item) is not Closing:
+            flat += _opened(flat_items(item.item))
+        else:
+            flat.append(item)
+    return flat
+
+
+def _separator(item: Any) -> str | None:
+    """A one-character separator that may be left out (`'\\n'?`), or None."""
+    kind = type(item)
+    one = (item.item.text if kind is Optional and type(item.item) is Literal
+           else item.pad if kind is PaddedLiteral and not item.text else None)
+    return one if one is not None and len(one) == 1 else None
 
 
 def _calls(head: Any) -> CallsSegment | None:
@@ -532,11 +592,8 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             continue
         # A one-character separator that may be left out (`'\\n'?`): it waits only at the
         # end of the text, where the value's groups are empty too.
-        one = (item.item.text if kind is Optional  # type: ignore[attr-defined]
-               and type(item.item) is Literal else  # type: ignore[attr-defined]
-               item.pad if kind is PaddedLiteral and not item.text  # type: ignore[attr-defined]
-               else None)
-        if one is not None and len(one) == 1 and not separator:
+        one = _separator(item)
+        if one is not None and not separator:
             body += "(" + re.escape(one) + "?)"
             separator = True
             continue

@@ -27,7 +27,7 @@ from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, Role
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
-from analyzer.peg.expressions import RESUME_DEPENDENTS, Scope, Sequence
+from analyzer.peg.expressions import RESUME_DEPENDENTS, RESUME_EPOCH, Scope, Sequence
 from analyzer.peg.json_values import ValueAhead
 from analyzer.peg.parser import failure
 from analyzer.peg.roles import CONTINUED, PARTIAL
@@ -138,6 +138,7 @@ class StreamParser:
         self.kinds: dict[Any, int] = {}
         # The outcomes of runs decided by their resume point's regex, by text (regexrun)
         self.texts: dict[str, Any] = {}
+        self.epoch = RESUME_EPOCH[0]  # of the resume-point tables its outcomes are from
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -338,6 +339,8 @@ class StreamParser:
             expr = self.expr
             shapes = NO_SHAPES
             if partial and self.decided and not self.memo:
+                if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
+                    self.texts, self.epoch = {}, RESUME_EPOCH[0]
                 met = self.texts.get(self.buffer)
                 if met is not None and met[0] is expr and met[10] is not UNSEEN:
                     return deltas + self._met(met)  # this text, decided at this point before

@@ -415,6 +415,9 @@ RESUME_TABLES: list[dict[Any, Any]] = [_SEQUENCES, _SCOPES, _SCOPED]
 # parsing/regexrun.py): started over with any of the tables above, as a run would then build
 # new objects where they would give the old ones.
 RESUME_DEPENDENTS: list[dict[Any, Any]] = []
+# How many times the tables above started over (a stream's own table of learned outcomes
+# starts over when this moves).
+RESUME_EPOCH: list[int] = [0]
 
 
 def keep_resume(table: dict[Any, Any], key: Any, resume: Kept) -> Kept:
@@ -423,6 +426,7 @@ def keep_resume(table: dict[Any, Any], key: Any, resume: Kept) -> Kept:
         table.clear()
         for dependent in RESUME_DEPENDENTS:
             dependent.clear()
+        RESUME_EPOCH[0] += 1
     table[key] = resume
     return resume
 
@@ -432,6 +436,7 @@ def forget_resume_points() -> None:
     structure start from here; they only ever save building objects)."""
     for table in (*RESUME_TABLES, *RESUME_DEPENDENTS):
         table.clear()
+    RESUME_EPOCH[0] += 1
 
 
 def resumed_sequence(items: tuple[Expr, ...]) -> Sequence:
