@@ -30,6 +30,7 @@ over too: a learned outcome holds objects of the tables.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from analyzer.generator import value_ends
@@ -54,6 +55,11 @@ SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
 # How many keys one point learns (a key per argument, fragment and marker beginning, a few
 # empty-part patterns each: a few hundred at most); the table starts over when full.
 KEYS_KEPT = 512
+# How many of the grammar's expressions keep what was built for them (a point's segments
+# are built from the same few arguments, leads and closings again and again: a trie of
+# marker beginnings costs milliseconds).
+BUILT_KEPT = 4096
+
 # How many texts' outcomes a stream keeps (the table starts over when full).
 TEXTS_KEPT = 1024
 
@@ -494,6 +500,7 @@ def _separator(item: Any) -> str | None:
     return one if one is not None and len(one) == 1 else None
 
 
+@lru_cache(maxsize=BUILT_KEPT)
 def _calls(head: Any) -> CallsSegment | None:
     """The loop of calls: `(space TOKEN? (CALL_1 | ... | otherwise) ...)*`, each call
     `ToolCapture(LeadRun(HEAD rest...))` in a rule."""
@@ -526,6 +533,7 @@ def _calls(head: Any) -> CallsSegment | None:
                         fragments)
 
 
+@lru_cache(maxsize=BUILT_KEPT)
 def _closing(item: Any) -> ClosingSegment | None:
     if type(item) is ToolCapture and item.opened:
         item = item.item
@@ -534,6 +542,7 @@ def _closing(item: Any) -> ClosingSegment | None:
     return None
 
 
+@lru_cache(maxsize=BUILT_KEPT)
 def _loop(head: Any) -> LoopSegment | None:
     """A call's argument loop: `(space (ARG_1 | ... | undeclared))*`, or held at its first
     item after the whitespace: `((ARG_1 | ... | undeclared) LOOP)?`."""
@@ -574,6 +583,7 @@ def _loop(head: Any) -> LoopSegment | None:
     return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced)
 
 
+@lru_cache(maxsize=BUILT_KEPT)
 def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | None] | None:
     """The branches of one argument: whitespace, its whole lead, then its value begun; and
     the same with the value closed by its tag (None: an argument the grammar spells
@@ -627,6 +637,7 @@ def _value_form(leaf: value_ends.ValueText) -> bool:
                     for marker in leaf.markers))
 
 
+@lru_cache(maxsize=BUILT_KEPT)
 def beginnings_of(leaf: value_ends.ValueText) -> frozenset[str]:
     """The texts a value may end in while it waits: "", or a proper beginning of one of
     its markers (from the lead character on)."""
@@ -635,6 +646,7 @@ def beginnings_of(leaf: value_ends.ValueText) -> frozenset[str]:
                             if marker[:size].startswith(leaf.lead))})
 
 
+@lru_cache(maxsize=BUILT_KEPT)
 def _value(leaf: value_ends.ValueText) -> str | None:
     """A value's text begun and not ended, as ValueText waits on it: no character that may
     begin a marker; trailing whitespace (left for the closing); then the beginning of a
