@@ -1,30 +1,33 @@
-"""Stream runs decided by one regex per kept resume point (issue 11, session 10).
+"""Stream runs decided by the regexes of their kept resume point (issue 11, session 10).
 
 A stream re-runs the grammar from its resume point at every chunk that may change something.
-At a call's parameter loop (`space (ARG_1 | ... | ARG_k | undeclared)*` at the head of the
-resume point, each ARG_i a `build.LeadRun` over `LEAD_i '\\n'? VALUE CLOSING`), most runs read
-text of a few shapes: whitespace then part of an argument's lead (`<param`, `<parameter=na`),
-or a whole lead then the beginning of its value (`<parameter=name>\\nval`, maybe ending in
-the first characters of a marker, `\\n</para`). For such a text, the run's outcome (events,
-resume point, where it resumes and waits, the leaf, the holds) depends only on which shape it
-is, the texts of its fixed parts (the argument's lead, a fragment, a marker's beginning) and
-which of its variable parts (whitespace, the value's text) are empty: every position the run
-reports is a boundary of one of those parts. Such a text is *decided* by its shape.
+Most runs of a tagged-parameter stream read text of a few shapes: whitespace then part of an
+argument's lead (`<param`, `<parameter=na`), a whole lead then the beginning of its value
+(`<parameter=name>\\nval`, maybe ending in the first characters of a marker, `\\n</para`),
+the end of a value and its closing tag, then the next lead begun or a call's closing markers,
+a call's wrapper and head then its first argument begun. For such a text, the run's outcome
+(events, resume point, where it resumes and waits, the leaf, the holds) depends only on which
+shape it is, the texts of its fixed parts (a lead, a fragment, a marker's beginning, the
+whitespace before a closing tag) and which of its variable parts (whitespace, a value's
+text) are empty: every position the run reports is a place in one of those parts. Such a
+text is *decided* by its shape.
 
-`Shapes` builds that regex from the grammar, once per resume point (`stream.shapes_of`,
-which this module gives its builder: parsing sits under the generator): a branch
-per argument (its lead's own regex, its optional separator, its value as `ValueText` reads a
-partial one: no character that may begin a marker, then trailing whitespace and at most a
-proper beginning of one of its markers) and one for a fragment (a beginning of an argument's
-lead). A text of no branch, or of a part the grammar does not spell this way, runs the tree.
+`_build` reads a point's items from its head into a chain of segments (`stream.shapes_of`
+asks it once per point: parsing sits under the generator, so this module gives its
+builder): whitespace, a separator, a value begun (`ValueSegment`), a call's argument loop
+(`LoopSegment`: the loop's own dispatch regex, then per argument its `LeadRun` lead regex,
+its separator and its value as `ValueText` reads a partial one), closing markers
+(`ClosingSegment`), the loop of calls (`CallsSegment`: the wrapper token, a call head, then
+the call's own segments). A text the chain does not read to its end inside a segment runs
+the tree.
 
-The first run of each (shape, fixed texts, empty parts) key runs the tree and learns its
-outcome: the same objects (`MatchState.resume` and `leaf` are kept one object per structure,
-so the tree run gives the very same ones next time), every position as a boundary of the
-match. Later runs of that key fill the state from the match's spans, without the tree. A
-key whose outcome has a position that is no boundary, or that touches the stream's memo, is
-never decided. The resume-point tables starting over (`expressions.keep_resume`) start these
-over too: a learned outcome holds objects of the tables.
+The first text of each key (its path through the segments, fixed texts, empty parts) runs
+the tree and the outcome is learned: the same objects (`MatchState.resume` and `leaf` are
+kept one object per structure; an outcome is kept only where a second tree run gives the
+very same ones), every position as a place in the match. Later texts of that key fill the
+state from their own spans, without the tree. A key whose outcome has a position at no
+place, or that touches the stream's memo, is never decided. The resume-point tables starting
+over (`expressions.keep_resume`) start these over too: a learned outcome holds their objects.
 """
 
 from __future__ import annotations
