@@ -39,7 +39,7 @@ from typing import Any
 from analyzer.generator import value_ends
 from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
-from analyzer.parsing.stream import SHAPE_BUILDERS, UNSEEN
+from analyzer.parsing.stream import NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.expressions import (
     Eps,
@@ -63,6 +63,10 @@ KEYS_KEPT = 512
 # marker beginnings costs milliseconds).
 BUILT_KEPT = 4096
 
+# How many runs the tree runs from a point before it is no longer read, where none of its
+# texts had a decided shape.
+GIVE_UP = 32
+
 # How many texts' outcomes a stream keeps (the table starts over when full).
 TEXTS_KEPT = 1024
 
@@ -80,11 +84,15 @@ class Shapes:
     of the text: `ValueSegment`, `LoopSegment`, `ClosingSegment`), and the outcomes learned
     per key."""
 
-    __slots__ = ("segments", "learned")
+    __slots__ = ("segments", "learned", "misses", "decides")
 
     def __init__(self, segments: tuple[Any, ...]) -> None:
         self.segments = segments
         self.learned: dict[Any, Any] = {}
+        # Runs the tree ran, and whether any shape was learned: a point whose texts never
+        # have one (a JSON call's points, with closings only) stops being read.
+        self.misses = 0
+        self.decides = False
 
     def run(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
             base: int, texts: dict[str, Any]) -> int:
@@ -95,9 +103,38 @@ class Shapes:
         same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning)."""
         met = texts.get(text)
         if met is None or met[0] is not expr:
-            met = self._decided(expr, text)
-            if met is None:
-                return self._tree(state, expr, text, memo, base)
+            n = len(text)
+            spans: list[tuple[int, int]] = [(0, n)]
+            key: list[Any] = []
+            fixed: list[int] = []  # the parts whose texts the key holds
+            pos = 0
+            for segment in self.segments:
+                pos = segment.read(text, pos, n, spans, key, fixed)
+                if pos < 0:
+                    break
+            outcome = None
+            if pos == ENDED:
+                shape = tuple(key)
+                outcome = self.learned.get(shape)
+                if outcome is None:
+                    return self._learn(state, expr, text, memo, base, spans, shape, fixed)
+            if outcome is None or outcome is UNDECIDED:
+                self.misses += 1
+                if self.misses > GIVE_UP and not self.decides:
+                    POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
+                return state.rerun(expr, text, True, memo, base)
+            events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
+                shaky = outcome
+            # A list: the stream fills its last slot with its answer on the next chunks
+            # (StreamParser._steady: the same for the same point and text), UNSEEN until
+            # then.
+            met = [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
+                                 flags, info)
+                                for role, start, side, off, end, other, end_off, flags, info
+                                in events]),
+                   commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
+                   commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from,
+                   leaf, shaky, UNSEEN]
             if len(texts) >= TEXTS_KEPT:
                 texts.clear()
             texts[text] = met
@@ -118,51 +155,6 @@ class Shapes:
         state.leaf = leaf
         state.shaky = shaky
         return NEED
-
-    def _decided(self, expr: Expr, text: str) -> Any:
-        """The outcome of a run on text, from the outcome learned for its shape (None: not
-        decided, or not learned yet)."""
-        n = len(text)
-        spans: list[tuple[int, int]] = [(0, n)]
-        key: list[Any] = []
-        fixed: list[int] = []  # the parts whose texts the key holds
-        pos = 0
-        for segment in self.segments:
-            pos = segment.read(text, pos, n, spans, key, fixed)
-            if pos < 0:
-                break
-        if pos != ENDED:
-            return None
-        outcome = self.learned.get(tuple(key))
-        if outcome is None or outcome is UNDECIDED:
-            return None
-        events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
-            shaky = outcome
-        # A list: the stream fills its last slot with its answer on the next chunks
-        # (StreamParser._steady: the same for the same point and text), UNSEEN until then.
-        return [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
-                              flags, info)
-                             for role, start, side, off, end, other, end_off, flags, info
-                             in events]),
-                commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
-                commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from, leaf,
-                shaky, UNSEEN]
-
-    def _tree(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
-              base: int) -> int:
-        """Run the tree; learn from it where the text has a shape not learned yet."""
-        n = len(text)
-        spans: list[tuple[int, int]] = [(0, n)]
-        key: list[Any] = []
-        fixed: list[int] = []
-        pos = 0
-        for segment in self.segments:
-            pos = segment.read(text, pos, n, spans, key, fixed)
-            if pos < 0:
-                break
-        if pos != ENDED or tuple(key) in self.learned:
-            return state.rerun(expr, text, True, memo, base)
-        return self._learn(state, expr, text, memo, base, spans, tuple(key), fixed)
 
     def _learn(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
                base: int, spans: list[tuple[int, int]], key: Any, fixed: list[int]) -> int:
@@ -203,6 +195,7 @@ class Shapes:
         resume_at, need_at = place(state.resume_pos), place(state.need_end)
         if resume_at is None or need_at is None:
             return outcome
+        self.decides = True
         learned[key] = (tuple(events), state.commits, state.resume, resume_at,
                         state.commit_events, need_at, state.unsafe_from, state.leaf,
                         state.shaky)
@@ -441,9 +434,46 @@ def flat_items(expr: Expr) -> list[Expr]:
     return [expr]
 
 
+def _begins(point: Any) -> bool:
+    """Whether a segment reads point's first item (as _segments would, from what is kept
+    per grammar expression: a point that holds a JSON scan's new state is a new object at
+    every run, and asks once per run)."""
+    head = point
+    while True:
+        kind = type(head)
+        if kind is Sequence:
+            head = head.items[0]
+        elif kind is Scope:
+            head = head.body
+        elif kind is ToolCapture and head.opened and type(head.item) is not Closing:
+            head = head.item
+        else:
+            break
+    return _head_begins(head)
+
+
+def _head_begins(head: Any) -> bool:
+    """Whether a segment reads this first item (_begins); the kept answers only asked for
+    kinds the grammar keeps (a JSON scan's new state would fill them)."""
+    kind = type(head)
+    if kind is Space or _separator(head) is not None:
+        return True
+    if kind is Capture:
+        return type(head.item) is value_ends.ValueText
+    if kind is Repeat:
+        return (_loop(head) or _calls(head)) is not None
+    if kind is Optional:
+        return _loop(head) is not None
+    if kind is Closing or kind is ToolCapture:
+        return _closing(head) is not None
+    return False
+
+
 def _build(point: Expr) -> Shapes | None:
     """The shapes of point: as far as its items are of the kinds segments read, from its
     head (None: none that may end a text)."""
+    if not _begins(point):
+        return None  # at once: a JSON scan's point is a new object at every run
     segments = _segments(flat_items(point))
     if not any(type(segment) not in (SpaceSegment, SeparatorSegment) for segment in segments):
         return None

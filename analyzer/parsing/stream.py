@@ -81,22 +81,27 @@ POINTS: dict[Any, Any] = {}
 RESUME_DEPENDENTS.append(POINTS)
 POINTS_KEPT = 1024
 NO_SHAPES: Any = False
+# After this many runs in a row from points without shapes a stream stops asking (a point
+# holding a JSON scan's state is a new object at every run: each asks the builders anew).
+SHAPELESS = 64
 UNSEEN: Any = object()  # a decided outcome's answer on the next chunks, not known yet
 SHAPE_BUILDERS: list[Callable[[Expr], Any]] = []
 
 
 def shapes_of(point: Expr) -> Any:
-    """Return the point's shapes (NO_SHAPES: none), built once."""
+    """Return the point's shapes (NO_SHAPES: none), built once. A point without any is not
+    kept: a JSON scan's point is a new object at every run, and the table would keep them
+    (and what they hold) alive; the builders tell at once (regexrun._begins)."""
     shapes = POINTS.get(point)
     if shapes is None:
-        if len(POINTS) >= POINTS_KEPT:
-            POINTS.clear()
-        shapes = NO_SHAPES
         for build in SHAPE_BUILDERS:
-            shapes = build(point) or NO_SHAPES
-            if shapes is not NO_SHAPES:
-                break
-        POINTS[point] = shapes
+            shapes = build(point)
+            if shapes is not None:
+                if len(POINTS) >= POINTS_KEPT:
+                    POINTS.clear()
+                POINTS[point] = shapes
+                return shapes
+        return NO_SHAPES
     return shapes
 
 # What a leaf can tell a stream (leaf_kind): computed once per leaf, as a run's last leaf is
@@ -139,6 +144,7 @@ class StreamParser:
         # The outcomes of runs decided by their resume point's regex, by text (regexrun)
         self.texts: dict[str, Any] = {}
         self.epoch = RESUME_EPOCH[0]  # of the resume-point tables its outcomes are from
+        self.shapeless = 0  # runs in a row from points without shapes
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -339,14 +345,20 @@ class StreamParser:
             expr = self.expr
             shapes = NO_SHAPES
             if partial and self.decided and not self.memo:
-                if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
-                    self.texts, self.epoch = {}, RESUME_EPOCH[0]
-                met = self.texts.get(self.buffer)
-                if met is not None and met[0] is expr and met[10] is not UNSEEN:
-                    return deltas + self._met(met)  # this text, decided at this point before
                 shapes = POINTS.get(expr)
                 if shapes is None:
                     shapes = shapes_of(expr)
+                if shapes is NO_SHAPES:
+                    self.shapeless += 1
+                    if self.shapeless > SHAPELESS:
+                        self.decided = False  # a JSON call's stream: asking costs, never pays
+                else:
+                    self.shapeless = 0
+                    if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
+                        self.texts, self.epoch = {}, RESUME_EPOCH[0]
+                    met = self.texts.get(self.buffer)
+                    if met is not None and met[0] is expr and met[10] is not UNSEEN:
+                        return deltas + self._met(met)  # this text, decided here before
             if shapes is NO_SHAPES:
                 outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
             else:  # a run its resume point's regex may decide (regexrun.Shapes)
