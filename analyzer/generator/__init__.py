@@ -10,12 +10,14 @@ from analyzer.generator.core import (
     parse_output,
 )
 from analyzer.generator.prompt import PromptContext, analysis_context, conversation_context
+from analyzer.generator.regexrun import Shapes  # gives streams its shapes of decided runs
 
 __all__ = [
     "GeneratedParser",
     "OutputStream",
     "ParseReport",
     "PromptContext",
+    "Shapes",
     "analysis_context",
     "conversation_context",
     "generate_parser",

@@ -16,7 +16,7 @@ grammar; the events, and so the deltas, are the ones the run would have given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from analyzer.parsing.deltas import Delta, ToolCallDelta
@@ -27,7 +27,7 @@ from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, Role
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.diagnostics import ProblemWatch
-from analyzer.peg.expressions import Scope, Sequence
+from analyzer.peg.expressions import RESUME_DEPENDENTS, RESUME_EPOCH, Scope, Sequence
 from analyzer.peg.json_values import ValueAhead
 from analyzer.peg.parser import failure
 from analyzer.peg.roles import CONTINUED, PARTIAL
@@ -73,6 +73,37 @@ Quiet = tuple[Expr, int, Any, Any, Any, bool]
 
 NO_SINK: Any = object()
 
+# Runs a resume point's regex decides (generator/regexrun.py: it reads the generator's
+# shortcuts, and parsing sits under the generator, so it gives its builder here): by resume
+# point, its shapes (NO_SHAPES: none). A few dozen points per grammar; the table starts over
+# when full, and with the resume-point tables (a learned outcome holds their objects).
+POINTS: dict[Any, Any] = {}
+RESUME_DEPENDENTS.append(POINTS)
+POINTS_KEPT = 1024
+NO_SHAPES: Any = False
+# After this many runs in a row from points without shapes a stream stops asking (a point
+# holding a JSON scan's state is a new object at every run: each asks the builders anew).
+SHAPELESS = 64
+UNSEEN: Any = object()  # a decided outcome's answer on the next chunks, not known yet
+SHAPE_BUILDERS: list[Callable[[Expr], Any]] = []
+
+
+def shapes_of(point: Expr) -> Any:
+    """Return the point's shapes (NO_SHAPES: none), built once. A point without any is not
+    kept: a JSON scan's point is a new object at every run, and the table would keep them
+    (and what they hold) alive; the builders tell at once (regexrun._begins)."""
+    shapes = POINTS.get(point)
+    if shapes is None:
+        for build in SHAPE_BUILDERS:
+            shapes = build(point)
+            if shapes is not None:
+                if len(POINTS) >= POINTS_KEPT:
+                    POINTS.clear()
+                POINTS[point] = shapes
+                return shapes
+        return NO_SHAPES
+    return shapes
+
 # What a leaf can tell a stream (leaf_kind): computed once per leaf, as a run's last leaf is
 # asked at every run (an isinstance, class attributes read through the instance, and the
 # type's waiting_end: several hundred machine instructions on 3.11).
@@ -81,6 +112,10 @@ MUTE, WAITS, MOVES = 0, 1, 2
 
 class StreamParser:
     """Parse a model output chunk by chunk."""
+
+    # Whether runs a resume point's regex decides skip the tree (regexrun; off: every run
+    # walks the tree, as the differential tests compare).
+    decided = True
 
     def __init__(self, parser: Parser, output_start: int = 0) -> None:
         self.start: Expr = parser.start
@@ -109,6 +144,10 @@ class StreamParser:
         # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
         # moves is a new one at each read-on: at most HEADS_KEPT kept)
         self.kinds: dict[Any, int] = {}
+        # The outcomes of runs decided by their resume point's regex, by text (regexrun)
+        self.texts: dict[str, Any] = {}
+        self.epoch = RESUME_EPOCH[0]  # of the resume-point tables its outcomes are from
+        self.shapeless = 0  # runs in a row from points without shapes
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
@@ -306,7 +345,28 @@ class StreamParser:
             self.expr = with_leaf(self.expr, quiet[4], quiet[0])
         state = self.state
         while not self.raw:
-            outcome = state.rerun(self.expr, self.buffer, partial, self.memo, self.offset)
+            expr = self.expr
+            shapes = NO_SHAPES
+            if partial and self.decided and not self.memo:
+                shapes = POINTS.get(expr)
+                if shapes is None:
+                    shapes = shapes_of(expr)
+                if shapes is NO_SHAPES:
+                    self.shapeless += 1
+                    if self.shapeless > SHAPELESS:
+                        self.decided = False  # a JSON call's stream: asking costs, never pays
+                else:
+                    self.shapeless = 0
+                    if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
+                        self.texts, self.epoch = {}, RESUME_EPOCH[0]
+                    met = self.texts.get(self.buffer)
+                    if met is not None and met[0] is expr and met[10] is not UNSEEN:
+                        return deltas + self._met(met)  # this text, decided here before
+            if shapes is NO_SHAPES:
+                outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
+            else:  # a run its resume point's regex may decide (regexrun.Shapes)
+                outcome = shapes.run(state, expr, self.buffer, self.memo, self.offset,
+                                     self.texts)
             if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
@@ -324,6 +384,10 @@ class StreamParser:
             if events:
                 deltas += self._emit(events)
             self.quiet = self._steady(state)
+            if shapes is not NO_SHAPES:
+                met = self.texts.get(self.buffer)
+                if met is not None and met[0] is expr:  # decided: its answer is kept too
+                    met[10] = self.quiet
             self.expr = state.resume
             pos = state.resume_pos
             if pos:  # _drop(pos), inlined: most runs drop text
@@ -338,6 +402,23 @@ class StreamParser:
             return deltas
         deltas += self._emit(rest_as_content(self.buffer, 0))
         self._drop(len(self.buffer))
+        return deltas
+
+    def _met(self, met: list[Any]) -> list[Delta]:
+        """Take a decided run's outcome a stream kept for its text (regexrun.Shapes.run):
+        its final events mapped, its answer on the next chunks, its resume point, the text
+        before it dropped; as _advance does after a run."""
+        _, events, _, resume, pos, commit, _, _, _, _, quiet = met
+        deltas = self._emit(list(events[:commit])) if commit else []
+        self.quiet = quiet
+        self.expr = resume
+        if pos:  # _drop(pos), inlined (no memo: decided runs leave none)
+            buffer, gone = self.buffer, self.gone
+            gone.append(buffer[:pos])
+            self.buffer = buffer[pos:]
+            self.offset += pos
+            if len(gone) > GONE_PIECES:
+                self._origin()
         return deltas
 
     def _break(self, found: Break) -> list[Delta]:

@@ -411,12 +411,22 @@ _SCOPED: dict[tuple[tuple[str, ...], Expr], Expr] = {}
 Kept = TypeVar("Kept", bound=Expr)
 # Every table of kept resume points (the captures module adds its own).
 RESUME_TABLES: list[dict[Any, Any]] = [_SEQUENCES, _SCOPES, _SCOPED]
+# Tables that hold kept resume points learned from runs (a stream's decided runs:
+# parsing/regexrun.py): started over with any of the tables above, as a run would then build
+# new objects where they would give the old ones.
+RESUME_DEPENDENTS: list[dict[Any, Any]] = []
+# How many times the tables above started over (a stream's own table of learned outcomes
+# starts over when this moves).
+RESUME_EPOCH: list[int] = [0]
 
 
 def keep_resume(table: dict[Any, Any], key: Any, resume: Kept) -> Kept:
     """Keep resume under key in one of the tables above, starting it over when full."""
     if len(table) >= RESUMES_KEPT:
         table.clear()
+        for dependent in RESUME_DEPENDENTS:
+            dependent.clear()
+        RESUME_EPOCH[0] += 1
     table[key] = resume
     return resume
 
@@ -424,8 +434,9 @@ def keep_resume(table: dict[Any, Any], key: Any, resume: Kept) -> Kept:
 def forget_resume_points() -> None:
     """Start every table of kept resume points over (a stream's checks of one object per
     structure start from here; they only ever save building objects)."""
-    for table in RESUME_TABLES:
+    for table in (*RESUME_TABLES, *RESUME_DEPENDENTS):
         table.clear()
+    RESUME_EPOCH[0] += 1
 
 
 def resumed_sequence(items: tuple[Expr, ...]) -> Sequence:

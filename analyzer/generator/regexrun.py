@@ -1,0 +1,714 @@
+"""Stream runs decided by the regexes of their kept resume point (issue 11, session 10).
+
+A stream re-runs the grammar from its resume point at every chunk that may change something.
+Most runs of a tagged-parameter stream read text of a few shapes: whitespace then part of an
+argument's lead (`<param`, `<parameter=na`), a whole lead then the beginning of its value
+(`<parameter=name>\\nval`, maybe ending in the first characters of a marker, `\\n</para`),
+the end of a value and its closing tag, then the next lead begun or a call's closing markers,
+a call's wrapper and head then its first argument begun. For such a text, the run's outcome
+(events, resume point, where it resumes and waits, the leaf, the holds) depends only on which
+shape it is, the texts of its fixed parts (a lead, a fragment, a marker's beginning, the
+whitespace before a closing tag) and which of its variable parts (whitespace, a value's
+text) are empty: every position the run reports is a place in one of those parts. Such a
+text is *decided* by its shape.
+
+`_build` reads a point's items from its head into a chain of segments (`stream.shapes_of`
+asks it once per point: parsing sits under the generator, so this module gives its
+builder): whitespace, a separator, a value begun (`ValueSegment`), a call's argument loop
+(`LoopSegment`: the loop's own dispatch regex, then per argument its `LeadRun` lead regex,
+its separator and its value as `ValueText` reads a partial one), closing markers
+(`ClosingSegment`), the loop of calls (`CallsSegment`: the wrapper token, a call head, then
+the call's own segments). A text the chain does not read to its end inside a segment runs
+the tree.
+
+The first text of each key (its path through the segments, fixed texts, empty parts) runs
+the tree and the outcome is learned: the same objects (`MatchState.resume` and `leaf` are
+kept one object per structure; an outcome is kept only where a second tree run gives the
+very same ones), every position as a place in the match. Later texts of that key fill the
+state from their own spans, without the tree. A key whose outcome has a position at no
+place, or that touches the stream's memo, is never decided. The resume-point tables starting
+over (`expressions.keep_resume`) start these over too: a learned outcome holds their objects.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from analyzer.generator import value_ends
+from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
+from analyzer.generator.values import PaddedLiteral, TolerantClosing
+from analyzer.parsing.stream import NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
+from analyzer.peg.captures import Capture, ToolCapture
+from analyzer.peg.expressions import (
+    Eps,
+    Expr,
+    Optional,
+    Repeat,
+    Rule,
+    Scope,
+    Sequence,
+)
+from analyzer.peg.scanning import Literal, Space, Token
+from analyzer.peg.state import NEED, MatchState
+
+SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
+
+# How many keys one point learns (a key per argument, fragment and marker beginning, a few
+# empty-part patterns each: a few hundred at most); the table starts over when full.
+KEYS_KEPT = 512
+# How many of the grammar's expressions keep what was built for them (a point's segments
+# are built from the same few arguments, leads and closings again and again: a trie of
+# marker beginnings costs milliseconds).
+BUILT_KEPT = 4096
+
+# How many runs the tree runs from a point before it is no longer read, where none of its
+# texts had a decided shape.
+GIVE_UP = 32
+
+# How many texts' outcomes a stream keeps (the table starts over when full).
+TEXTS_KEPT = 1024
+
+UNDECIDED: Any = False  # a key that always runs the tree
+
+
+# What a segment's read returns besides where the next segment reads: the text ended in
+# this segment, in a decided shape (ENDED), or a text of no decided shape (OTHER).
+ENDED, OTHER = -2, -1
+WHITESPACE = re.compile(SPACES)
+
+
+class Shapes:
+    """One resume point's shapes of decided text (a chain of segments, each reading its part
+    of the text: `ValueSegment`, `LoopSegment`, `ClosingSegment`), and the outcomes learned
+    per key."""
+
+    __slots__ = ("segments", "learned", "misses", "decides")
+
+    def __init__(self, segments: tuple[Any, ...]) -> None:
+        self.segments = segments
+        self.learned: dict[Any, Any] = {}
+        # Runs the tree ran, and whether any shape was learned: a point whose texts never
+        # have one (a JSON call's points, with closings only) stops being read.
+        self.misses = 0
+        self.decides = False
+
+    def run(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
+            base: int, texts: dict[str, Any]) -> int:
+        """Run expr on text as `MatchState.rerun` does, partial, with an empty memo: from a
+        learned outcome where text is decided, else the tree (learning from it).
+
+        texts: the stream's decided outcomes by text (the point first: a stream meets the
+        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning)."""
+        met = texts.get(text)
+        if met is None or met[0] is not expr:
+            n = len(text)
+            spans: list[tuple[int, int]] = [(0, n)]
+            key: list[Any] = []
+            fixed: list[int] = []  # the parts whose texts the key holds
+            pos = 0
+            for segment in self.segments:
+                pos = segment.read(text, pos, n, spans, key, fixed)
+                if pos < 0:
+                    break
+            outcome = None
+            if pos == ENDED:
+                shape = tuple(key)
+                outcome = self.learned.get(shape)
+                if outcome is None:
+                    return self._learn(state, expr, text, memo, base, spans, shape, fixed)
+            if outcome is None or outcome is UNDECIDED:
+                self.misses += 1
+                if self.misses > GIVE_UP and not self.decides:
+                    POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
+                return state.rerun(expr, text, True, memo, base)
+            events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
+                shaky = outcome
+            # A list: the stream fills its last slot with its answer on the next chunks
+            # (StreamParser._steady: the same for the same point and text), UNSEEN until
+            # then.
+            met = [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
+                                 flags, info)
+                                for role, start, side, off, end, other, end_off, flags, info
+                                in events]),
+                   commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
+                   commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from,
+                   leaf, shaky, UNSEEN]
+            if len(texts) >= TEXTS_KEPT:
+                texts.clear()
+            texts[text] = met
+        _, events, commits, resume, resume_pos, commit_events, need_end, unsafe_from, leaf, \
+            shaky, _ = met
+        state.text = text
+        state.n = len(text)
+        state.partial = True
+        state.memo = memo
+        state.base = base
+        state.events = list(events)
+        state.commits = commits
+        state.resume = resume
+        state.resume_pos = resume_pos
+        state.commit_events = commit_events
+        state.need_end = need_end
+        state.unsafe_from = unsafe_from
+        state.leaf = leaf
+        state.shaky = shaky
+        return NEED
+
+    def _learn(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
+               base: int, spans: list[tuple[int, int]], key: Any, fixed: list[int]) -> int:
+        """Run the tree; keep its outcome under key, as places in the match: a part's start
+        or end, or a place inside a part whose text is in the key (a lead, a fragment)."""
+        outcome = state.rerun(expr, text, True, memo, base)
+        learned = self.learned
+        if len(learned) >= KEYS_KEPT:
+            learned.clear()
+        learned[key] = UNDECIDED
+        if outcome != NEED or memo:
+            return outcome
+        # Only kept objects: a run that builds its resume point or leaf anew each time (a
+        # scan's new state) is not one to give the same objects again.
+        again = MatchState("", True, traced=False)
+        if (again.rerun(expr, text, True, {}, base) != NEED or again.resume is not state.resume
+                or again.leaf is not state.leaf):
+            return outcome
+
+        def place(at: int) -> tuple[int, int, int] | None:
+            for index, span in enumerate(spans):
+                if span[0] == at:
+                    return index, 0, 0
+                if span[1] == at:
+                    return index, 1, 0
+            for index in fixed:  # the same places in every text of the key
+                start, end = spans[index]
+                if start < at < end:
+                    return index, 0, at - start
+            return None
+
+        events = []
+        for role, start, end, flags, info in state.events:
+            first, last = place(start), place(end)
+            if first is None or last is None:
+                return outcome
+            events.append((role, *first, *last, flags, info))
+        resume_at, need_at = place(state.resume_pos), place(state.need_end)
+        if resume_at is None or need_at is None:
+            return outcome
+        self.decides = True
+        learned[key] = (tuple(events), state.commits, state.resume, resume_at,
+                        state.commit_events, need_at, state.unsafe_from, state.leaf,
+                        state.shaky)
+        return outcome
+
+
+class ValueSegment:
+    """A value's text begun at the head of the point (`ValueText` in a capture): it waits
+    before a marker's beginning (ENDED), or is closed by its tag and the next segment reads
+    on."""
+
+    __slots__ = ("pattern", "tails", "close")
+
+    def __init__(self, leaf: value_ends.ValueText, close: str | None) -> None:
+        lead = re.escape(leaf.lead)
+        self.pattern = re.compile(f"((?:[^{lead}]*[^{lead} \t\r\n])?)({SPACES})")
+        self.tails = beginnings_of(leaf)
+        self.close = close
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        found = self.pattern.match(text, pos)
+        assert found is not None  # both groups may be empty
+        value, space = found.span(1), found.span(2)
+        at = space[1]
+        rest = text[at:]
+        if rest in self.tails:
+            fixed += (len(spans) + 1, len(spans) + 2)
+            spans += (value, space, (at, n))
+            key += ("value", value[0] == value[1], text[space[0]:at], rest)
+            return ENDED
+        close = self.close
+        if close is not None and text.startswith(close, at):
+            end = at + len(close)
+            fixed += (len(spans) + 1, len(spans) + 2)
+            spans += (value, space, (at, end))
+            key += ("closed", value[0] == value[1], text[space[0]:at])
+            return end
+        return OTHER
+
+
+class SpaceSegment:
+    """Whitespace (Space: all of it, any kind alike); the next segment reads on after it."""
+
+    __slots__ = ()
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        end = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        spans.append((pos, end))
+        key.append(end == pos)
+        return end
+
+
+class SeparatorSegment:
+    """A one-character separator that may be left out; the next segment reads on after it
+    (at the end of the text it waits: the next segment reads nothing there, its own key)."""
+
+    __slots__ = ("char",)
+
+    def __init__(self, char: str) -> None:
+        self.char = char
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        end = pos + 1 if text.startswith(self.char, pos) else pos
+        spans.append((pos, end))
+        key.append(end != pos)
+        return end
+
+
+class LoopSegment:
+    """A call's argument loop: whitespace, then a beginning of an argument's lead, or a
+    whole lead and its value begun (ENDED); or a whole argument, closed, and the loop again;
+    or no argument, where the text cannot begin one (the next segment reads on from there).
+    Unspaced: the loop's first item with its whitespace read (a run held there)."""
+
+    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced")
+
+    def __init__(self, dispatch: re.Pattern[str],
+                 branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None]],
+                 fragments: frozenset[str], opening: str, spaced: bool) -> None:
+        # The argument leads' regex (the loop's own dispatch: longest first), and by the
+        # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
+        # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
+        # beginning) and closed (6: its closing tag, matched, not fully).
+        self.dispatch = dispatch
+        self.branches = branches
+        # Every beginning of an argument's lead, and "" (whitespace alone).
+        self.fragments = fragments
+        # What every argument begins with (the undeclared one too): a text that differs
+        # from it before either ends begins no argument.
+        self.opening = opening
+        self.spaced = spaced
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        spaced = self.spaced
+        while True:
+            start = WHITESPACE.match(text, pos).end() if spaced else pos  # type: ignore[union-attr]
+            lead = self.dispatch.match(text, start)
+            if lead is not None:
+                branch = self.branches.get(lead.group())
+                if branch is not None:
+                    found = branch[0].fullmatch(text, pos)
+                    if found is None and branch[1] is not None:
+                        found = branch[1].match(text, pos)
+                    if found is not None:
+                        regs = found.regs
+                        size = len(spans) - 1  # regs[group] is spans[size + group]
+                        fixed += (size + 2, size + 5, size + 6)
+                        spans += regs[1:]
+                        (lead_at, lead_end), (space_at, space_end), (tail_at, tail_end) = (
+                            regs[2], regs[5], regs[6])
+                        end = found.end()
+                        key += ("argument" if end == n else "closed", text[lead_at:lead_end],
+                                start == pos, regs[3][0] == regs[3][1],
+                                regs[4][0] == regs[4][1], text[space_at:space_end],
+                                text[tail_at:tail_end])
+                        if end == n and found.re is branch[0]:
+                            return ENDED
+                        pos, spaced = end, True
+                        continue
+            rest = text[start:]
+            if rest in self.fragments:
+                fixed.append(len(spans) + 1)
+                spans += ((pos, start), (start, n))
+                key += ("fragment", rest, start == pos)
+                return ENDED
+            size = min(len(rest), len(self.opening))
+            if not size or rest[:size] == self.opening[:size]:
+                return OTHER
+            key.append("none")
+            return pos
+
+
+class ClosingSegment:
+    """A closing marker after optional whitespace (`space MARKER | noted(missing)`): whole
+    (the next segment reads on after it), or begun (ENDED)."""
+
+    __slots__ = ("marker", "beginnings")
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.beginnings = frozenset(marker[:size] for size in range(len(marker)))
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text.startswith(self.marker, start):
+            end = start + len(self.marker)
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, end))
+            key += ("closing", start == pos)
+            return end
+        rest = text[start:]
+        if rest in self.beginnings:
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, n))
+            key += ("begun", rest, start == pos)
+            return ENDED
+        return OTHER
+
+
+class CallsSegment:
+    """The loop of calls: whitespace, the calls' wrapper token (optional), then a beginning
+    of a call's head (ENDED), or a whole head and what its own segments read of the call
+    (its argument loop, its closing...), as far as they end the text."""
+
+    __slots__ = ("token", "token_beginnings", "dispatch", "calls", "fragments", "after")
+
+    def __init__(self, token: str, after: bool, dispatch: re.Pattern[str],
+                 calls: dict[str, tuple[re.Pattern[str], tuple[Any, ...]]],
+                 fragments: frozenset[str]) -> None:
+        self.token = token
+        self.token_beginnings = frozenset(token[:size] for size in range(len(token)))
+        self.after = after  # the token reads the whitespace after it
+        self.dispatch = dispatch
+        # By a call head's literal (the dispatch's lead): the head's regex, and the
+        # segments of the call's items after it.
+        self.calls = calls
+        self.fragments = fragments  # every beginning of a call head's literal, and ""
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        token = self.token
+        if text.startswith(token, start):
+            end = start + len(token)
+            after = WHITESPACE.match(text, end).end() if self.after else end  # type: ignore[union-attr]
+            fixed.append(len(spans) + 2)
+            spans += ((pos, start), (start, end), (end, after))
+            key += ("token", start == pos, text[end:after])
+        else:
+            rest = text[start:]
+            if rest in self.token_beginnings:
+                fixed.append(len(spans) + 1)
+                spans += ((pos, start), (start, n))
+                key += ("token begun", rest, start == pos)
+                return ENDED
+            if rest[:len(token)] == token[:len(rest)]:
+                return OTHER
+            after = start
+            spans.append((pos, start))
+            key += ("no token", start == pos)
+        lead = self.dispatch.match(text, after)
+        if lead is not None:
+            call = self.calls.get(lead.group())
+            found = None if call is None else call[0].match(text, after)
+            if found is not None and call is not None:
+                head = found.span()
+                fixed.append(len(spans))
+                spans.append(head)
+                key += ("head", found.group())
+                at: int = head[1]
+                for segment in call[1]:
+                    at = segment.read(text, at, n, spans, key, fixed)
+                    if at < 0:
+                        return at
+                return OTHER
+        rest = text[after:]
+        if rest in self.fragments:
+            fixed.append(len(spans))
+            spans.append((after, n))
+            key += ("head begun", rest)
+            return ENDED
+        return OTHER
+
+
+def flat_items(expr: Expr) -> list[Expr]:
+    """The items a resume point runs in order (its sequences and scopes opened)."""
+    if type(expr) is Sequence:
+        return [item for inner in expr.items for item in flat_items(inner)]
+    if type(expr) is Scope:
+        return flat_items(expr.body)
+    return [expr]
+
+
+def _begins(point: Any) -> bool:
+    """Whether a segment reads point's first item (as _segments would, from what is kept
+    per grammar expression: a point that holds a JSON scan's new state is a new object at
+    every run, and asks once per run)."""
+    head = point
+    while True:
+        kind = type(head)
+        if kind is Sequence:
+            head = head.items[0]
+        elif kind is Scope:
+            head = head.body
+        elif kind is ToolCapture and head.opened and type(head.item) is not Closing:
+            head = head.item
+        else:
+            break
+    return _head_begins(head)
+
+
+def _head_begins(head: Any) -> bool:
+    """Whether a segment reads this first item (_begins); the kept answers only asked for
+    kinds the grammar keeps (a JSON scan's new state would fill them)."""
+    kind = type(head)
+    if kind is Space or _separator(head) is not None:
+        return True
+    if kind is Capture:
+        return type(head.item) is value_ends.ValueText
+    if kind is Repeat:
+        return (_loop(head) or _calls(head)) is not None
+    if kind is Optional:
+        return _loop(head) is not None
+    if kind is Closing or kind is ToolCapture:
+        return _closing(head) is not None
+    return False
+
+
+def _build(point: Expr) -> Shapes | None:
+    """The shapes of point: as far as its items are of the kinds segments read, from its
+    head (None: none that may end a text)."""
+    if not _begins(point):
+        return None  # at once: a JSON scan's point is a new object at every run
+    segments = _segments(flat_items(point))
+    if not any(type(segment) not in (SpaceSegment, SeparatorSegment) for segment in segments):
+        return None
+    return Shapes(tuple(segments))
+
+
+def _segments(items: list[Expr]) -> list[Any]:
+    """The segments of items in a row, as far as they are of the kinds read: whitespace, a
+    one-character separator, a value begun (then its closing tag), a call's argument loop,
+    closing markers, the loop of calls; a call's body, its opening recorded, read as its
+    items."""
+    segments: list[Any] = []
+    items = _opened(items)
+    at = 0
+    while at < len(items):
+        item: Any = items[at]
+        if type(item) is Space:
+            segments.append(SpaceSegment())
+        elif (one := _separator(item)) is not None:
+            segments.append(SeparatorSegment(one))
+        elif type(item) is Capture and type(item.item) is value_ends.ValueText:
+            leaf = item.item
+            if not _value_form(leaf):
+                break
+            after: Any = items[at + 1] if at + 1 < len(items) else None
+            close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
+                else None
+            segments.append(ValueSegment(leaf, close))
+            if close is None:
+                break
+            at += 1
+        else:
+            segment = _loop(item) or _closing(item) or _calls(item)
+            if segment is None:
+                break
+            segments.append(segment)
+        at += 1
+    return segments
+
+
+def _opened(items: list[Expr]) -> list[Expr]:
+    """items, a call's body whose opening is recorded read as its items."""
+    flat: list[Expr] = []
+    for item in items:
+        if type(item) is ToolCapture and item.opened and type(item.item) is not Closing:
+            flat += _opened(flat_items(item.item))
+        else:
+            flat.append(item)
+    return flat
+
+
+def _separator(item: Any) -> str | None:
+    """A one-character separator that may be left out (`'\\n'?`), or None."""
+    kind = type(item)
+    one = (item.item.text if kind is Optional and type(item.item) is Literal
+           else item.pad if kind is PaddedLiteral and not item.text else None)
+    return one if one is not None and len(one) == 1 else None
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _calls(head: Any) -> CallsSegment | None:
+    """The loop of calls: `(space TOKEN? (CALL_1 | ... | otherwise) ...)*`, each call
+    `ToolCapture(LeadRun(HEAD rest...))` in a rule."""
+    if type(head) is not Repeat or type(head.item) is not Sequence:
+        return None
+    items = head.item.items
+    if len(items) < 3 or type(items[0]) is not Space or type(items[1]) is not Optional:
+        return None
+    token = items[1].item
+    if type(token) is not Token or token.before:
+        return None
+    choice = items[2]
+    if type(choice) is not DispatchOrElse or type(choice.dispatch) is not Dispatch:
+        return None
+    calls = {}
+    for lead, alternative in choice.dispatch.table.items():
+        inner: Any = alternative.body if type(alternative) is Rule else alternative
+        inner = inner.item if type(inner) is ToolCapture and not inner.opened else None
+        if type(inner) is not LeadRun or inner.tool or not lead:
+            continue
+        pattern = inner.pattern
+        if pattern.groups != len(pattern.groupindex) or "(?=" in pattern.pattern or (
+                "(?!" in pattern.pattern):
+            continue
+        after = [flat for item in inner.rest for flat in flat_items(item)]
+        calls[lead] = (pattern, tuple(_segments(after)))
+    fragments = frozenset({"", *(lead[:size] for lead in choice.dispatch.table
+                                 for size in range(1, len(lead) + 1))})
+    return CallsSegment(token.text, token.after is not None, choice.dispatch.pattern, calls,
+                        fragments)
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _closing(item: Any) -> ClosingSegment | None:
+    if type(item) is ToolCapture and item.opened:
+        item = item.item
+    if type(item) is Closing and item.waiting is not None:
+        return ClosingSegment(item.text)
+    return None
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _loop(head: Any) -> LoopSegment | None:
+    """A call's argument loop: `(space (ARG_1 | ... | undeclared))*`, or held at its first
+    item after the whitespace: `((ARG_1 | ... | undeclared) LOOP)?`."""
+    spaced = True
+    if type(head) is Optional and type(head.item) is Sequence and len(head.item.items) == 2:
+        first, head = head.item.items
+        spaced = False
+        if type(head) is not Repeat or type(head.item) is not Sequence or (
+                head.item.items[1:] != (first,)):
+            return None
+    if type(head) is not Repeat:
+        return None
+    item = head.item
+    if type(item) is not Sequence or len(item.items) != 2 or type(item.items[0]) is not Space:
+        return None
+    choice = item.items[1]
+    if type(choice) is not DispatchOrElse or type(choice.dispatch) is not Dispatch:
+        return None
+    table = choice.dispatch.table
+    branches = {}
+    for lead, alternative in table.items():
+        branch = _argument(alternative)
+        if branch is not None:
+            branches[lead] = branch
+    fragments = frozenset({"", *(lead[:size] for lead in table
+                                 for size in range(1, len(lead) + 1))})
+    opening = getattr(choice.otherwise.children()[0] if choice.otherwise.children()
+                      else choice.otherwise, "opening", None)
+    if not isinstance(opening, str) or not opening:
+        return None
+    leads = [*table, opening]
+    common = leads[0]
+    for lead in leads:
+        while not lead.startswith(common):
+            common = common[:-1]
+    if not common:
+        return None
+    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced)
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | None] | None:
+    """The branches of one argument: whitespace, its whole lead, then its value begun; and
+    the same with the value closed by its tag (None: an argument the grammar spells
+    otherwise)."""
+    if type(alternative) is not LeadRun or alternative.tool or alternative.margin != 0:
+        return None
+    lead = alternative.pattern.pattern
+    if "(?=" in lead or "(?!" in lead:
+        return None
+    body = f"({SPACES})(" + GROUP_NAME.sub("(?:", lead) + ")"
+    separator = False
+    rest = alternative.rest
+    for at, item in enumerate(rest):
+        kind = type(item)
+        if kind is Eps:
+            continue
+        # A one-character separator that may be left out (`'\\n'?`): it waits only at the
+        # end of the text, where the value's groups are empty too.
+        one = _separator(item)
+        if one is not None and not separator:
+            body += "(" + re.escape(one) + "?)"
+            separator = True
+            continue
+        if kind is Capture and type(item.item) is value_ends.ValueText:  # type: ignore[attr-defined]
+            leaf = item.item  # type: ignore[attr-defined]
+            value = _value(leaf)
+            if value is None:
+                return None
+            body += "" if separator else "()"
+            begun = re.compile(body + value)
+            if begun.groups != 6:
+                return None
+            after = rest[at + 1:]
+            closing = after[0] if len(after) == 1 else None
+            if type(closing) is not TolerantClosing or closing.end != leaf.end:
+                return begun, None
+            lead_char = re.escape(leaf.lead)
+            closed = re.compile(f"{body}((?:[^{lead_char}]*[^{lead_char} \\t\\r\\n])?)"
+                                f"({SPACES})({re.escape(closing.end)})")
+            return begun, closed
+        return None
+    return None
+
+
+def _value_form(leaf: value_ends.ValueText) -> bool:
+    """Whether ValueText reads this value as _value's regex says: one lead character, not
+    whitespace, that every marker begins with (after whitespace)."""
+    lead = leaf.lead
+    return (len(lead) == 1 and lead not in value_ends.SPACE
+            and all(marker.lstrip(value_ends.SPACE).startswith(lead)
+                    for marker in leaf.markers))
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def beginnings_of(leaf: value_ends.ValueText) -> frozenset[str]:
+    """The texts a value may end in while it waits: "", or a proper beginning of one of
+    its markers (from the lead character on)."""
+    return frozenset({"", *(marker[:size] for marker in leaf.markers
+                            for size in range(1, len(marker))
+                            if marker[:size].startswith(leaf.lead))})
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _value(leaf: value_ends.ValueText) -> str | None:
+    """A value's text begun and not ended, as ValueText waits on it: no character that may
+    begin a marker; trailing whitespace (left for the closing); then the beginning of a
+    marker, if any (a stream's chunk ends in `\\n</para`)."""
+    if not _value_form(leaf):
+        return None
+    body = re.escape(leaf.lead)
+    beginnings = set(beginnings_of(leaf)) - {""}
+    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:" + trie(beginnings) + ")?)"
+
+
+def trie(texts: set[str]) -> str:
+    """A regex of exactly these texts (none empty), one character at a time: re tries an
+    alternation's branches one by one, a trie's at most one per character."""
+    heads: dict[str, set[str]] = {}
+    for text in texts:
+        heads.setdefault(text[0], set()).add(text[1:])
+    branches = []
+    for head in sorted(heads):
+        rests = heads[head]
+        tails = {rest for rest in rests if rest}
+        inner = trie(tails) if tails else ""
+        if not inner:
+            branches.append(re.escape(head))
+        elif "" in rests:
+            branches.append(f"{re.escape(head)}(?:{inner})?")
+        else:
+            branches.append(f"{re.escape(head)}(?:{inner})")
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+SHAPE_BUILDERS.append(_build)
