@@ -39,7 +39,7 @@ from typing import Any
 from analyzer.generator import value_ends
 from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
-from analyzer.parsing.stream import NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
+from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.expressions import (
     Eps,
@@ -711,4 +711,21 @@ def trie(texts: set[str]) -> str:
     return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
+def _has_values(start: Any) -> bool:
+    """Whether the grammar holds a value read as text (`ValueText` in a capture): only the
+    points of such grammars have segments that decide (a JSON value has none)."""
+    seen: set[int] = set()
+    todo = [start]
+    while todo:
+        expr = todo.pop()
+        if id(expr) in seen:
+            continue
+        seen.add(id(expr))
+        if type(expr) is Capture and type(expr.item) is value_ends.ValueText:
+            return True
+        todo.extend(expr.children())
+    return False
+
+
 SHAPE_BUILDERS.append(_build)
+GRAMMAR_CHECKS.append(_has_values)

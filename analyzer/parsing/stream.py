@@ -86,6 +86,20 @@ NO_SHAPES: Any = False
 SHAPELESS = 64
 UNSEEN: Any = object()  # a decided outcome's answer on the next chunks, not known yet
 SHAPE_BUILDERS: list[Callable[[Expr], Any]] = []
+# Whether a grammar has any point a regex may decide (regexrun gives the check): a stream of
+# a grammar without one (a JSON call's) never asks, as asking costs its runs a few percent.
+GRAMMAR_CHECKS: list[Callable[[Expr], bool]] = []
+DECIDING: dict[Expr, bool] = {}  # the checks' answers, by grammar (its start)
+
+
+def grammar_decides(start: Expr) -> bool:
+    """Tell whether a stream of this grammar may have runs a regex decides (asked once)."""
+    found = DECIDING.get(start)
+    if found is None:
+        if len(DECIDING) >= POINTS_KEPT:
+            DECIDING.clear()
+        found = DECIDING[start] = any(check(start) for check in GRAMMAR_CHECKS)
+    return found
 
 
 def shapes_of(point: Expr) -> Any:
@@ -148,6 +162,8 @@ class StreamParser:
         self.texts: dict[str, Any] = {}
         self.epoch = RESUME_EPOCH[0]  # of the resume-point tables its outcomes are from
         self.shapeless = 0  # runs in a row from points without shapes
+        if self.decided and not grammar_decides(parser.start):
+            self.decided = False
         # The state every run reuses (`MatchState.rerun`): nothing keeps it past a run.
         self.state = MatchState("", True, traced=False)
 
