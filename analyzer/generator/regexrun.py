@@ -276,12 +276,14 @@ class LoopSegment:
     __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced")
 
     def __init__(self, dispatch: re.Pattern[str],
-                 branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None]],
+                 branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
+                                          frozenset[str]]],
                  fragments: frozenset[str], opening: str, spaced: bool) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
-        # beginning) and closed (6: its closing tag, matched, not fully).
+        # beginning, checked against the third: the texts it may be) and closed (6: its closing
+        # tag, matched, not fully).
         self.dispatch = dispatch
         self.branches = branches
         # Every beginning of an argument's lead, and "" (whitespace alone).
@@ -301,6 +303,8 @@ class LoopSegment:
                 branch = self.branches.get(lead.group())
                 if branch is not None:
                     found = branch[0].fullmatch(text, pos)
+                    if found is not None and found.group(6) not in branch[2]:
+                        found = None  # it ends in no beginning of the value's markers
                     if found is None and branch[1] is not None:
                         found = branch[1].match(text, pos)
                     if found is not None:
@@ -617,10 +621,11 @@ def _loop(head: Any) -> LoopSegment | None:
 
 
 @lru_cache(maxsize=BUILT_KEPT)
-def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | None] | None:
+def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | None,
+                                          frozenset[str]] | None:
     """The branches of one argument: whitespace, its whole lead, then its value begun; and
     the same with the value closed by its tag (None: an argument the grammar spells
-    otherwise)."""
+    otherwise); and the texts the begun value may end in (its group 6 is one of them)."""
     if type(alternative) is not LeadRun or alternative.tool or alternative.margin != 0:
         return None
     lead = alternative.pattern.pattern
@@ -651,12 +656,13 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
                 return None
             after = rest[at + 1:]
             closing = after[0] if len(after) == 1 else None
+            tails = beginnings_of(leaf)
             if type(closing) is not TolerantClosing or closing.end != leaf.end:
-                return begun, None
+                return begun, None, tails
             lead_char = re.escape(leaf.lead)
             closed = re.compile(f"{body}((?:[^{lead_char}]*[^{lead_char} \\t\\r\\n])?)"
                                 f"({SPACES})({re.escape(closing.end)})")
-            return begun, closed
+            return begun, closed, tails
         return None
     return None
 
@@ -682,33 +688,15 @@ def beginnings_of(leaf: value_ends.ValueText) -> frozenset[str]:
 @lru_cache(maxsize=BUILT_KEPT)
 def _value(leaf: value_ends.ValueText) -> str | None:
     """A value's text begun and not ended, as ValueText waits on it: no character that may
-    begin a marker; trailing whitespace (left for the closing); then the beginning of a
-    marker, if any (a stream's chunk ends in `\\n</para`)."""
+    begin a marker; trailing whitespace (left for the closing); then what follows from the
+    first lead character on, which the reader checks is a beginning of a marker
+    (`beginnings_of`: a stream's chunk ends in `\\n</para`). A set lookup, not a regex of
+    every beginning: that alternation made each argument's regex ~940 characters, 1.5-2.3 ms
+    to compile, most of a grammar's first stream."""
     if not _value_form(leaf):
         return None
     body = re.escape(leaf.lead)
-    beginnings = set(beginnings_of(leaf)) - {""}
-    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:" + trie(beginnings) + ")?)"
-
-
-def trie(texts: set[str]) -> str:
-    """A regex of exactly these texts (none empty), one character at a time: re tries an
-    alternation's branches one by one, a trie's at most one per character."""
-    heads: dict[str, set[str]] = {}
-    for text in texts:
-        heads.setdefault(text[0], set()).add(text[1:])
-    branches = []
-    for head in sorted(heads):
-        rests = heads[head]
-        tails = {rest for rest in rests if rest}
-        inner = trie(tails) if tails else ""
-        if not inner:
-            branches.append(re.escape(head))
-        elif "" in rests:
-            branches.append(f"{re.escape(head)}(?:{inner})?")
-        else:
-            branches.append(f"{re.escape(head)}(?:{inner})")
-    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:{body}[\\s\\S]*)?)"
 
 
 def _has_values(start: Any) -> bool:

@@ -20,13 +20,20 @@ from rendered_calls import ROOT, generated_call_or_skip, template_paths, with_te
 from analyzer import peg as p
 from analyzer.generator import regexrun
 from analyzer.parsing import stream as streaming
-from analyzer.parsing.stream import StreamParser
+from analyzer.parsing.stream import StreamParser, accumulate
 from analyzer.peg.expressions import RESUME_EPOCH
 from analyzer.peg.state import MatchState
 
 SIZES = (1, 3, 7, 16, 33, 64)
 INPUTS = ROOT.parent / "shared" / "bench-inputs"
 BENCH_CHARS = 6000  # of each shared output: every kind of argument, a few calls
+
+
+@pytest.fixture(autouse=True)
+def built_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shapes built at a point's first run (a stream builds them after BUILD_AFTER runs):
+    every point met here is read, and met_points sees each."""
+    monkeypatch.setattr(streaming, "BUILD_AFTER", 1)
 
 
 def met_points(parser: p.Parser, chunks: list[str]) -> list[tuple[Any, str]]:
@@ -187,3 +194,30 @@ def test_only_partial_runs_with_an_empty_memo_take_a_regex() -> None:
     memo run the tree: the learned outcomes are of partial runs that touch no memo."""
     assert regexrun.UNDECIDED is not None
     assert StreamParser.decided
+
+
+def test_a_point_is_built_only_once_streams_ran_from_it_often(monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    # Below BUILD_AFTER runs from a point the tree runs and nothing is built; the message is
+    # the same either way.
+    parser, rendering = generated_call_or_skip(ROOT / "templates_corpus" / "formats"
+                                               / "tools_tagged.jinja")
+    built: list[Any] = []
+    build = streaming.shapes_of
+
+    def counted(point: p.Expr) -> Any:
+        built.append(point)
+        return build(point)
+
+    monkeypatch.setattr(streaming, "shapes_of", counted)
+    chunks = [rendering[at:at + 3] for at in range(0, len(rendering), 3)]
+    messages = []
+    for after in (10**9, 1):
+        monkeypatch.setattr(streaming, "BUILD_AFTER", after)
+        streaming.MET.clear()
+        streaming.POINTS.clear()
+        stream = StreamParser(parser.parser)
+        deltas = [d for chunk in chunks for d in stream.feed(chunk)] + stream.finish()
+        messages.append(accumulate(deltas))
+        assert bool(built) == (after == 1), after
+    assert messages[0] == messages[1] == parser.parse(rendering)
