@@ -8,7 +8,6 @@ markup in the message (`lost_words`). Then the cases it found, one by one."""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest
