@@ -13,6 +13,7 @@ length (object addresses order some id-keyed sets and dicts; the count moved by 
 the path's length alone).
 
     .venv/bin/python bench/instructions.py --format qwen3-coder --pair qwen3.5 --size 16
+    .venv/bin/python bench/instructions.py --format hermes-2-pro --whole
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ def shim() -> Path:
     return library
 
 
-def counted_pass(name: str, size: int) -> None:
-    """Stream one output (warmed up twice), the third pass between the client requests."""
+def counted_pass(name: str, size: int, whole: bool = False) -> None:
+    """Stream one output (warmed up twice), the third pass between the client requests
+    (whole: parse it whole, as side_by_side's whole row does, instead)."""
     from bench import generated, rendered
     from bench import side_by_side as sbs
 
@@ -68,22 +70,28 @@ def counted_pass(name: str, size: int) -> None:
         side = sbs.our_side(output.parser, output.tail)
         texts, tokens = output.texts, output.special_tokens
     chunks = [sbs.chunked(text, size, tokens) for text in texts]
+    def one_pass() -> None:
+        if whole:
+            for text in texts:
+                side.whole(text)
+        else:
+            for each in chunks:
+                side.stream(each)
+
     for _ in range(2):
-        for each in chunks:
-            side.stream(each)
+        one_pass()
     requests = ctypes.CDLL(str(shim()))
     requests.counted_start()
-    for each in chunks:
-        side.stream(each)
+    one_pass()
     requests.counted_stop()
 
 
-def instructions(name: str, size: int) -> int:
+def instructions(name: str, size: int, whole: bool = False) -> int:
     """Run one counted pass under callgrind; return the instructions it counted."""
     shim()  # built outside valgrind
     command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                "--callgrind-out-file=/dev/null", sys.executable, __file__, "--counted-pass",
-               name, "--size", str(size)]
+               name, "--size", str(size), *(["--whole"] if whole else [])]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO,
                           env={**os.environ, "PYTHONHASHSEED": "0"})
     found = COLLECTED.search(done.stderr)
@@ -97,14 +105,16 @@ def main() -> None:
     parser.add_argument("--format", action="append", default=[], help="a shared output")
     parser.add_argument("--pair", action="append", default=[], help="a rendered pair")
     parser.add_argument("--size", type=int, default=16, help="chunk size (characters)")
+    parser.add_argument("--whole", action="store_true", help="count a whole parse instead")
     parser.add_argument("--counted-pass", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.counted_pass:
-        counted_pass(args.counted_pass, args.size)
+        counted_pass(args.counted_pass, args.size, args.whole)
         return
+    shape = "whole parse" if args.whole else f"{args.size}-byte stream"
     for name in args.format + args.pair:
-        print(f"{name} {args.size}-byte stream: {instructions(name, args.size):,} instructions",
-              flush=True)
+        count = instructions(name, args.size, args.whole)
+        print(f"{name} {shape}: {count:,} instructions", flush=True)
 
 
 if __name__ == "__main__":

@@ -439,6 +439,23 @@ def arguments_key(ctx: Context) -> Perturbed | None:
     return perturb(base, output.replace(f"{quote}{key}{quote}", f"{quote}{other}{quote}", 1))
 
 
+def extra_json_member(ctx: Context) -> Perturbed | None:
+    """A JSON call object with a member the template does not write, OpenAI's `"type":
+    "function"` first: its text dropped and noted, the call read as written."""
+    fmt = ctx.subject.analysis.tools.format
+    base = ctx.bases.get("call")
+    if base is None or fmt.mode != ToolFormat.JSON_NATIVE or fmt.fun_name_is_key:
+        return None
+    quote = "'" if fmt.uses_python_dicts else '"'
+    output = base.rendered.output
+    name = output.find(f"{quote}{fmt.name_field.split('.')[-1]}{quote}")
+    opener = output.rfind("{", 0, name) + 1  # the object holding the name member
+    if name < 0 or not opener or f"{quote}type{quote}" in output:
+        return None
+    member = f"{quote}type{quote}: {quote}function{quote}, "
+    return perturb(base, output[:opener] + member + output[opener:])
+
+
 def missing_control_token(ctx: Context) -> Perturbed | None:
     """The marker between the function name and its JSON arguments left out."""
     tools = ctx.subject.analysis.tools
@@ -816,6 +833,7 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation("reasoning-only", (), reasoning_only),
     Perturbation("pretty-json-arguments", (), pretty_json_arguments),
     Perturbation("json-member-order", (), json_member_order),
+    Perturbation("extra-json-member", (K.UNKNOWN_MEMBER,), extra_json_member),
     Perturbation("cut-off-in-second-call", (K.MALFORMED_CALL,), cut_off_in_second_call),
     Perturbation("cut-off-after-number", (K.MALFORMED_CALL,), cut_off_after_number),
     Perturbation("undeclared-function", (K.UNKNOWN_FUNCTION,), undeclared_function,

@@ -180,12 +180,17 @@ def members_before_name(one: p.Expr, comma: p.Expr, name_key: str, keys: list[st
 
 
 def other_member(reserved: list[str], python: bool) -> p.Expr:
-    """Match a member whose key is none of the reserved ones (its value is skipped; an
-    object value, where the arguments may have gone, is noted as dropped)."""
+    """Match a member whose key is none of the reserved ones; its value is skipped, never in
+    silence: an object value, where the arguments may have gone, is noted as dropped
+    arguments, any other (`"type": "function"`, an id the template does not write) as a
+    dropped member. The note goes where the member starts; a whole parse's MemberLoop runs
+    this same expression for such a key, so both paths note it alike."""
     key = OtherKey(reserved, python) + p.space() + p.literal(":") + p.space()
     lost = p.noted(key + p.peek(p.literal("{")), "arguments_key", "dropped",
                    "the arguments under a known key")
-    return p.choice(lost, key) + p.json_value(python)
+    known = ", ".join(json.dumps(k, ensure_ascii=False) for k in reserved)
+    unknown = p.noted(key, "unknown_member", "dropped", f"a member the template writes ({known})")
+    return p.choice(lost, unknown) + p.json_value(python)
 
 
 def members(name: Member, items: list[Item], python: bool, order: Sequence[str] = ()

@@ -39,6 +39,7 @@ class DeviationKind(StrEnum):
     JSON_BODY = "json_body"  # a JSON body where the template renders tagged / Python calls
     UNKNOWN_FUNCTION = "unknown_function"  # a call of a function the request did not declare
     UNKNOWN_PARAMETER = "unknown_parameter"  # an argument the function does not declare
+    UNKNOWN_MEMBER = "unknown_member"  # a call object's member the template does not write
     MALFORMED_CALL = "malformed_call"  # a call that could not be read
     # End of output
     TRAILING_EOS = "trailing_eos"  # the tokenizer's end-of-sequence text at the very end

@@ -37,6 +37,9 @@ SCAN_ONCE: Callable[[str, int], tuple[Any, int]] = DECODER.scan_once  # type: ig
 # Where the C scanner gives no value: none here (StopIteration, ValueError), or nesting deeper
 # than it recurses (RecursionError). The resumable scanner, which never recurses, then decides.
 NO_VALUE = (StopIteration, ValueError, RecursionError)
+# What a number the scanner read may go on with where a partial text ends there (`0.` of
+# `0.5`, `1e` of `1e5`): the scanner reads `0`, the number's end not known yet.
+NUMBER_GOES_ON = re.compile(r"(?:\.|[eE][+-]?)\Z")
 STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
 PYTHON_TOKEN = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\bTrue\b|\bFalse\b|\bNone\b""", re.DOTALL
@@ -85,7 +88,8 @@ class JsonValue(Expr):
             value, end = SCAN_ONCE(st.text, pos)
         except NO_VALUE:
             return scan_value(st, pos, self.python, INITIAL, self)
-        if st.partial and end == st.n and type(value) in (int, float) and not st.ended:
+        if st.partial and type(value) in (int, float) and not st.ended and (
+                end == st.n or NUMBER_GOES_ON.match(st.text, end)):
             return st.need(self, pos, end)  # a number at the end may have more digits coming
         return end
 

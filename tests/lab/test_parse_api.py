@@ -105,3 +105,24 @@ def test_an_unknown_analysis_is_a_json_404(client: Client, db: None) -> None:
 
 def test_get_is_refused(client: Client, done: Analysis) -> None:
     assert client.get(f"/api/analyses/{done.pk}/parse").status_code == 405
+
+
+def test_a_json_member_the_template_does_not_write_is_listed_as_dropped(client: Client,
+                                                                         db: None) -> None:
+    source = (FORMATS / "tools_json_native.jinja").read_text()
+    analysis = intake.request_analysis(intake.store_template(engine.load_pasted(source)))
+    run_analysis(analysis.pk)
+    analysis.refresh_from_db()
+    parser = generate_parser(analysis_from_json(analysis.result_json),
+                             ParseOptions.make(tools=TOOLS))
+    clean = parser.parse_report('<tool_call>{"name": "get_weather", "arguments": '
+                                '{"city": "Paris"}}</tool_call>')
+    assert len(clean.message.tool_calls) == 1 and clean.deviations == ()  # the format's own
+    output = ('<tool_call>{"type": "function", "name": "get_weather", "arguments": '
+              '{"city": "Paris"}}</tool_call>')
+    report = post(client, analysis.pk, {"output": output, "options": {"tools": TOOLS}}).json()
+    [deviation] = report["deviations"]
+    # OpenAI's `"type": "function"`: its text dropped, noted where it starts; the call read.
+    assert (deviation["kind"], deviation["action"]) == ("unknown_member", "dropped")
+    assert deviation["offset"] == output.index('"type"')
+    assert report["message"]["tool_calls"][0]["function"]["name"] == "get_weather"

@@ -88,8 +88,8 @@ HELD = ("repeated-reasoning-start", "unclosed-reasoning", "content-around-reason
         "tool-syntax-in-closed-reasoning", "no-arguments", "typed-arguments", "tricky-string",
         "content-and-call", "content-before-call", "content-after-call", "compact-markers",
         "spaced-markers", "arguments-json-string", "cut-off-in-call", "reasoning-only",
-        "pretty-json-arguments", "json-member-order", "cut-off-in-second-call",
-        "cut-off-after-number")
+        "pretty-json-arguments", "json-member-order", "extra-json-member",
+        "cut-off-in-second-call", "cut-off-after-number")
 
 
 @pytest.mark.parametrize("name", TOOL_FORMATS)
@@ -125,6 +125,15 @@ def test_arguments_under_another_key() -> None:
     assert case.output == base.replace('"arguments"', '"parameters"')
     assert case.expected_deviations == ("arguments_key",)
     assert case.expected.tool_calls[0].name == "get_weather"
+
+
+def test_a_member_the_template_does_not_write() -> None:
+    case = case_of("tools_json_native", "extra-json-member")
+    base = base_output("tools_json_native", "call")
+    at = base.index('"name"')
+    assert case.output == base[:at] + '"type": "function", ' + base[at:]
+    assert case.expected_deviations == ("unknown_member",)
+    assert case.outcome == Outcome.PASS, case.differences
 
 
 def test_json_calls_separated_by_a_semicolon_in_one_wrapper() -> None:

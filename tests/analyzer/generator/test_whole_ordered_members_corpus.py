@@ -8,8 +8,9 @@ object (arguments.checked_end), the json scanner not run.
 Both must give what the object's general sequence gives (where it ends, its events, its
 commits) for every template's rendering, the bench's renderings, and those texts departed
 from: malformed arguments, the object's own braces written apart, candidates inside strings,
-members out of the template's order or after the arguments, a noted key, an undeclared
-function. Where the text departs, the shortcut must not be taken."""
+members out of the template's order or after the arguments, a noted key, members the
+template does not write (noted as unknown), an undeclared function. Where the text departs,
+the shortcut must not be taken."""
 
 from __future__ import annotations
 
@@ -96,10 +97,13 @@ def departures(text: str) -> list[str]:
         # The arguments' and the object's `}` apart, or spaced: the candidate is not there.
         found += [text[:end] + " " + text[end:], text[:end] + "\n\n" + text[end:]]
         found.append(text[:end] + ', "id": "x"' + text[end:])  # a member after the arguments
+        found.append(text[:end] + ', "score": 0.5, "tags": [1]' + text[end:])  # unknown ones
     for old, new in (('"arguments"', '"parameters"'), ('"parameters"', '"arguments"'),
                      ("get_weather", "get_wether"), ("search_records", "search_recrods"),
                      ('"name"', '"nmae"'), ('"tool_name"', '"name"'), ('"tool_call_id": "',
-                     '"tool_call_id": 7, "x": "'), ('": "', '":"'), ("{", "{ ")):
+                     '"tool_call_id": 7, "x": "'), ('": "', '":"'), ("{", "{ "),
+                     ('"name"', '"type": "function", "name"'),  # members the template lacks
+                     ('"name"', '"tags": ["a", {"b": null}], "done": true, "name"')):
         at = text.find(old)
         if at >= 0:
             found.append(text[:at] + new + text[at + len(old):])

@@ -86,6 +86,18 @@ def test_a_number_at_the_end_is_not_final_yet() -> None:
     assert all(c.partial for c in args)
 
 
+@pytest.mark.parametrize("cut", ["0.", "-1.", "2e", "2.5E", "3e+", "3E-"])
+def test_a_number_cut_before_its_fraction_or_exponent_waits(cut: str) -> None:
+    # The scanner reads `0` of `0.`: where the text ends after what a number goes on with,
+    # the number's end is not known yet (a stream cut there must not break the value).
+    parser = p.Parser(p.literal("[") + p.call_id(p.json_value()) + p.literal("]"))
+    result = parser.parse("[" + cut, partial=True)
+    assert not result.complete and all(c.partial for c in result.by_role(Role.CALL_ID))
+    with pytest.raises(PegParseError):
+        parser.parse("[" + cut + "]")  # a whole text: the number ends there, malformed
+    assert [c.text for c in parser.parse("[" + cut + "5]").by_role(Role.CALL_ID)] == [cut + "5"]
+
+
 def test_partial_input_that_contradicts_the_grammar_is_an_error() -> None:
     with pytest.raises(PegParseError, match="expected"):
         reasoning_then_tools().parse('<tool_call>{"name": "nope', partial=True)
