@@ -473,22 +473,14 @@ def _head_begins(head: Any) -> bool:
     return False
 
 
-def _build(point: Expr) -> Any:
+def _build(point: Expr) -> Shapes | None:
     """The shapes of point: as far as its items are of the kinds segments read, from its
-    head (None: none that may end a text; NO_SHAPES: none, and the point is kept so)."""
+    head (None: none that may end a text)."""
     if not _begins(point):
         return None  # at once: a JSON scan's point is a new object at every run
     segments = _segments(flat_items(point))
-    reading = [segment for segment in segments
-               if type(segment) not in (SpaceSegment, SeparatorSegment)]
-    if not reading:
+    if not any(type(segment) not in (SpaceSegment, SeparatorSegment) for segment in segments):
         return None
-    if type(reading[0]) is LoopSegment and not reading[0].branches:
-        # An argument loop none of whose arguments a branch reads (their leads or values
-        # spelled otherwise: MiniCPM5's `<param name="...">`) decides only a lead's
-        # fragment: most of its runs would read the text twice (+2.2% instructions there).
-        # Kept as a point without shapes (a loop's point is a kept object): not built again.
-        return NO_SHAPES
     return Shapes(tuple(segments))
 
 
