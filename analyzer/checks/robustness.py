@@ -661,19 +661,28 @@ def spaced_markers(ctx: Context) -> Perturbed | None:
     return perturb(base, f"{before}\n\n{calls}\n\n")
 
 
-def arguments_json_string(ctx: Context) -> Perturbed | None:
-    """JSON arguments written as a JSON string holding the object (`"{\\"location\\": ...}"`)."""
+def json_arguments(ctx: Context, base_name: str, pattern: str
+                   ) -> tuple[Base, re.Match[str]] | None:
+    """The base's JSON arguments object as rendered (JSON call formats only)."""
     fmt = ctx.subject.analysis.tools.format
-    base = ctx.bases.get("call")
+    base = ctx.bases.get(base_name)
     if base is None or fmt.mode not in (ToolFormat.JSON_NATIVE, ToolFormat.TAG_WITH_JSON) \
             or fmt.uses_python_dicts:
         return None
+    found = re.search(pattern, base.rendered.output)
+    return None if found is None else (base, found)
+
+
+def rewritten(base: Base, found: re.Match[str], text: str) -> Perturbed | None:
+    """The base's output with the found text replaced."""
     output = base.rendered.output
-    found = re.search(r'\{\s*"location"\s*:\s*"Paris"\s*\}', output)
-    if found is None:
-        return None
-    return perturb(base, output[:found.start()] + json.dumps(found.group())
-                   + output[found.end():])
+    return perturb(base, output[:found.start()] + text + output[found.end():])
+
+
+def arguments_json_string(ctx: Context) -> Perturbed | None:
+    """JSON arguments written as a JSON string holding the object (`"{\\"location\\": ...}"`)."""
+    found = json_arguments(ctx, "call", r'\{\s*"location"\s*:\s*"Paris"\s*\}')
+    return None if found is None else rewritten(*found, json.dumps(found[1].group()))
 
 
 def cut_off_in_call(ctx: Context) -> Perturbed | None:
@@ -702,17 +711,11 @@ def cut_off_in_call(ctx: Context) -> Perturbed | None:
 
 def pretty_json_arguments(ctx: Context) -> Perturbed | None:
     """JSON arguments pretty-printed over several lines (`{\\n  "query": "hotels", ...`)."""
-    fmt = ctx.subject.analysis.tools.format
-    base = ctx.bases.get("call-two-args")
-    if base is None or fmt.mode not in (ToolFormat.JSON_NATIVE, ToolFormat.TAG_WITH_JSON) \
-            or fmt.uses_python_dicts:
-        return None
-    output = base.rendered.output
-    found = re.search(r'\{\s*"query"\s*:\s*"hotels"\s*,\s*"city"\s*:\s*"Paris"\s*\}', output)
+    found = json_arguments(ctx, "call-two-args",
+                           r'\{\s*"query"\s*:\s*"hotels"\s*,\s*"city"\s*:\s*"Paris"\s*\}')
     if found is None:
         return None
-    pretty = json.dumps(json.loads(found.group()), indent=2)
-    return perturb(base, output[:found.start()] + pretty + output[found.end():])
+    return rewritten(*found, json.dumps(json.loads(found[1].group()), indent=2))
 
 
 def json_member_order(ctx: Context) -> Perturbed | None:
