@@ -400,11 +400,10 @@ def separated_json_calls(ctx: Context, separator: str) -> Perturbed | None:
             or fmt.uses_python_dicts:
         return None
     output = base.rendered.output
-    at = output.find("{", max(call_start(ctx.subject.analysis, output), 0))
-    try:
-        _, end = json.JSONDecoder().raw_decode(output, at)
-    except ValueError:
+    found = first_call_object(ctx, output)
+    if found is None:
         return None
+    _, _, end = found
     following = output.find("{", end)
     between = output[end:following]
     for marker in (fmt.per_call_end, fmt.call_separator, fmt.per_call_start):
@@ -412,6 +411,16 @@ def separated_json_calls(ctx: Context, separator: str) -> Perturbed | None:
     if following < 0 or between.strip() or output[end:following] == separator:
         return None
     return perturb(base, output[:end] + separator + output[following:])
+
+
+def first_call_object(ctx: Context, output: str) -> tuple[object, int, int] | None:
+    """The first JSON value from the first `{` of the calls on: (value, start, end)."""
+    at = output.find("{", max(call_start(ctx.subject.analysis, output), 0))
+    try:
+        value, end = json.JSONDecoder().raw_decode(output, at)
+    except ValueError:
+        return None
+    return value, at, end
 
 
 def semicolon_separated(ctx: Context) -> Perturbed | None:
@@ -726,11 +735,10 @@ def json_member_order(ctx: Context) -> Perturbed | None:
             or fmt.uses_python_dicts or fmt.function_field or fmt.id_field:
         return None
     output = base.rendered.output
-    at = output.find("{", max(call_start(ctx.subject.analysis, output), 0))
-    try:
-        value, end = json.JSONDecoder().raw_decode(output, at)
-    except ValueError:
+    found = first_call_object(ctx, output)
+    if found is None:
         return None
+    value, at, end = found
     if not isinstance(value, dict) or len(value) != 2:
         return None
     swapped = json.dumps(dict(reversed(list(value.items()))), ensure_ascii=False)
