@@ -17,10 +17,10 @@ from functools import cached_property, lru_cache
 
 from analyzer import peg as p
 from analyzer.generator.build import Build
-from analyzer.peg.scanning import first_chars, held_back
+from analyzer.peg.scanning import SPACE_CHARS, first_chars, held_back
 from analyzer.peg.state import MatchState
 
-SPACE = " \t\r\n"
+SPACE = SPACE_CHARS  # what Expr.reads_on_without says a value leaves for its closing
 
 
 def marker_like(text: str) -> bool:
@@ -87,7 +87,7 @@ class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
     __slots__ = ("end", "pad", "stops", "markers", "leads", "wake", "lead", "openers",
-                 "stop_openers")
+                 "stop_openers", "reads_on_without")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
@@ -96,6 +96,7 @@ class ValueText(p.Expr):
         self.markers = (pad + end, end, *stops.markers, *stops.mismatched)
         self.leads = "".join(dict.fromkeys(stops.leads + end[:1]))
         self.lead = self.leads if len(self.leads) == 1 else ""  # the usual case: just `<`
+        self.reads_on_without = self.lead  # waiting_end's first answer (Expr's protocol)
         # What can move where a waiting value's certain text ends: a marker's first character,
         # or whitespace (trailing whitespace is left for the closing).
         self.wake = first_chars(self.markers) | frozenset(SPACE)

@@ -50,6 +50,11 @@ class Expr:
     # True for a leaf whose state moves as it reads (a JSON scan: in a string, past it):
     # a stream asks it read_on, not waiting_end.
     moves = False
+    # For a leaf whose waiting_end, on text holding none of this character after `at`, reads
+    # to the text's end short of its trailing whitespace (scanning.SPACE_CHARS): a value's
+    # text and its one lead character, `<`. A stream answers its usual chunk with that,
+    # without a call ("": ask waiting_end).
+    reads_on_without = ""
 
     def match(self, st: MatchState, pos: int) -> int:
         """Match at pos; return the end position, FAIL or NEED."""
