@@ -12,12 +12,16 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from rendered_calls import ARGUMENTS, analysed, render_call, template_paths
+from rendered_calls import ARGUMENTS, analysed, render_call, streamed, template_paths
 from rendered_calls import checked as checked_in_chunks
+from skipping_streams import AlwaysRuns
 
 from analyzer.checks.verify import Rendered
 from analyzer.generator import GeneratedParser, ParseReport, generate_parser
+from analyzer.generator.value_ends import Intruders, ValueText
 from analyzer.model import ToolFormat
+from analyzer.parsing.stream import StreamParser
+from analyzer.peg.scanning import SPACE_CHARS
 
 
 @cache
@@ -94,3 +98,48 @@ def test_a_value_left_open_at_the_end_is_closed_not_a_broken_message(path: Path)
 
 def test_tagged_templates_are_present() -> None:
     assert sum(rendered(path) is not None for path in template_paths()) >= 2
+
+
+# Texts a value reads on over: no `<`, trailing whitespace or not, nothing but whitespace.
+READ_ON = ("Paris", "Paris\n", "Pa ris \t", "  ", "\n\n", "x\r\n", "")
+
+
+@pytest.mark.parametrize("pad", ["", "\n"])
+def test_a_value_says_without_a_call_what_waiting_end_answers_on_text_without_its_lead(
+        pad: str) -> None:
+    # Expr.reads_on_without: a stream stretches a value over a chunk without `<` by itself.
+    value = ValueText("</v>", pad, Intruders(("<p>",), ("</f>",), ("</w>",)))
+    assert value.reads_on_without == "<"
+    for before in ("", "Pa", "x\n", " "):
+        for text in READ_ON:
+            whole, at = before + text, len(before)
+            assert value.waiting_end(whole, at) == max(at, len(whole.rstrip(SPACE_CHARS)))
+
+
+def test_a_value_with_several_leads_leaves_it_to_waiting_end() -> None:
+    assert ValueText("]]", "", Intruders(("<p>",), (), ())).reads_on_without == ""
+
+
+@pytest.mark.parametrize("path", template_paths(), ids=lambda p: p.stem)
+def test_a_long_value_streams_without_asking_its_leaf_at_every_chunk(
+        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parser, result, _, _ = tagged(path)
+    value = next(iter(ARGUMENTS.values()))
+    output = result.output.replace(value, " ".join([value] * 40), 1)
+    chunks = [output[at:at + 4] for at in range(0, len(output), 4)]
+    asked = [0]
+    waiting_end = ValueText.waiting_end
+
+    def counted(leaf: ValueText, text: str, at: int) -> int:
+        asked[0] += 1
+        return waiting_end(leaf, text, at)
+
+    tail = parser.prompt.tail
+    monkeypatch.setattr(ValueText, "waiting_end", counted)
+    fast = StreamParser(parser.parser, len(tail))
+    deltas = streamed(fast, tail, chunks)
+    monkeypatch.undo()
+    slow = AlwaysRuns(parser.parser, len(tail))
+    assert deltas == streamed(slow, tail, chunks)
+    assert fast.message() == slow.message() and fast.deviations == slow.deviations
+    assert asked[0] < len(chunks) // 4  # the value's ~60 chunks without `<` ask nothing
