@@ -66,9 +66,9 @@ HELD: Any = object()
 # the leaf the stream's resume point still holds when a leaf that moves has read on in a new
 # state (None: the same leaf), the leaf's `Expr.moves` (a class attribute: its read through
 # the instance is not specialized on 3.11, and every skipped chunk asks), and, once a text
-# sink is known, the leaf's `Expr.reads_on_without` ("": not known, or none): a chunk
-# without that character is stretched without asking the leaf (a call costs ~2,400 machine
-# instructions, the test ~100).
+# sink is known, the leaf's `Expr.reads_on_without`, or while it is held its one `Expr.wake`
+# character ("": not known, or none): a chunk without that character is stretched (or waits
+# on) without asking the leaf (a call costs ~2,400 machine instructions, the test ~100).
 # A plain tuple, not a named one: every skipped chunk unpacks it and most runs build one, and
 # a named tuple's unpack (not specialized) and constructor cost several times a plain tuple's
 # (46 / 136 ns against 17 / 35 ns on 3.11).
@@ -207,14 +207,15 @@ class StreamParser:
             deltas = self._advance(True)
         else:
             leaf, at, capture, sink, _, moves, clear = quiet
-            if clear and clear not in buffer:
-                # The leaf's waiting_end answer, without the call (Expr.reads_on_without):
-                # it reads to the end, short of the trailing whitespace.
+            if not clear or clear in buffer:
+                end = -1 if moves else leaf.waiting_end(buffer, at)
+            # The leaf's waiting_end answer without the call, when the text lacks `clear`:
+            elif capture is HELD:  # a held leaf's one wake character: it waits at the end
+                end = len(buffer)
+            else:  # Expr.reads_on_without: it reads to the end, short of trailing whitespace
                 end = len(buffer.rstrip(SPACE_CHARS))
                 if end < at:  # only whitespace after where it waited
                     end = at
-            else:
-                end = -1 if moves else leaf.waiting_end(buffer, at)
             if end > at and sink is not None and sink is not NO_SINK and not self.memo:
                 # _stretched's usual case, first and inlined (most chunks of a long value):
                 # the leaf reads on and a known text sink maps its capture (a sink is known
@@ -237,7 +238,7 @@ class StreamParser:
                 elif end < 0 or capture is UNKNOWN:
                     deltas = self._advance(True)
                 elif capture is HELD:  # nothing is final yet: the leaf only waits further on
-                    self.quiet = (leaf, end, HELD, None, None, False, "")
+                    self.quiet = (leaf, end, HELD, None, None, False, clear)
                     deltas = []
                 else:
                     deltas = self._stretched(quiet, end)
@@ -272,9 +273,9 @@ class StreamParser:
     def _stretched(self, quiet: Quiet, end: int) -> list[Delta]:
         """Give a skipped run's deltas: the quiet stream's capture stretched over buffer[:end],
         all of it final, and that text dropped (a held run only waits further on)."""
-        leaf, at, capture, sink, head, moves, _ = quiet
+        leaf, at, capture, sink, head, moves, clear = quiet
         if capture is HELD:  # nothing is final yet: the leaf only waits further on
-            self.quiet = (leaf, end, HELD, None, None, moves, "")
+            self.quiet = (leaf, end, HELD, None, None, moves, clear)
             return []
         deltas: list[Delta] = []
         buffer = self.buffer
@@ -360,7 +361,8 @@ class StreamParser:
         if commit != len(events):
             for event in events[commit:]:
                 if event[0] not in SILENT:
-                    return None if state.shaky else (leaf, at, HELD, None, None, False, "")
+                    return None if state.shaky else (leaf, at, HELD, None, None, False,
+                                                     wake_character(leaf))
         elif at or not size:
             pass
         elif state.resume is not self.expr:
@@ -570,6 +572,13 @@ def leaf_kind(leaf: Any) -> int:
                                       and type(leaf).waiting_end is Expr.waiting_end):
         return MUTE
     return MOVES if leaf.moves else WAITS
+
+
+def wake_character(leaf: Expr) -> str:
+    """Return the leaf's one wake character ("": none, or several): a held leaf's text
+    without it waits at its end (`Expr.wake`), which a stream then knows without asking."""
+    wake = leaf.wake
+    return next(iter(wake)) if wake is not None and len(wake) == 1 else ""
 
 
 def head_capture(resume: Any, leaf: Expr) -> Any:
