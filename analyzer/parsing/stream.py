@@ -207,8 +207,10 @@ class StreamParser:
             deltas = self._advance(True)
         else:
             leaf, at, capture, sink, _, moves, clear = quiet
-            if not clear or clear in buffer:
-                end = -1 if moves else leaf.waiting_end(buffer, at)
+            if moves:
+                end = -1
+            elif not clear or clear in buffer:
+                end = leaf.waiting_end(buffer, at)
             # The leaf's waiting_end answer without the call, when the text lacks `clear`:
             elif capture is HELD:  # a held leaf's one wake character: it waits at the end
                 end = len(buffer)
