@@ -35,7 +35,7 @@ def quiet_kind(stream: StreamParser, chunk: str) -> str:
     the leaf answered on the longer text."""
     if stream.quiet is None:
         return "no skip test"
-    waiting, at, captured, _, _, _ = stream.quiet
+    waiting, at, captured, _, _, _, _ = stream.quiet
     leaf = type(waiting).__name__
     if waiting.moves:
         return f"{leaf} (moves)"

@@ -46,7 +46,7 @@ def waits_ahead(stream: StreamParser) -> bool:
     """Tell whether the stream waits at a value not begun, ready to read into it."""
     if stream.quiet is None:
         return False
-    leaf, _, capture, _, _, _ = stream.quiet
+    leaf, _, capture, _, _, _, _ = stream.quiet
     return isinstance(leaf, ValueAhead) and capture is not UNKNOWN
 
 
