@@ -68,7 +68,8 @@ HELD: Any = object()
 # the instance is not specialized on 3.11, and every skipped chunk asks), and, once a text
 # sink is known, the leaf's `Expr.reads_on_without`, or while it is held its one `Expr.wake`
 # character ("": not known, or none): a chunk without that character is stretched (or waits
-# on) without asking the leaf (a call costs ~2,400 machine instructions, the test ~100).
+# on) without asking the leaf (a call costs ~2,400 machine instructions, the test and the
+# strip a few hundred).
 # A plain tuple, not a named one: every skipped chunk unpacks it and most runs build one, and
 # a named tuple's unpack (not specialized) and constructor cost several times a plain tuple's
 # (46 / 136 ns against 17 / 35 ns on 3.11).
