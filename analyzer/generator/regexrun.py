@@ -42,6 +42,7 @@ from analyzer.generator.values import PaddedLiteral, TolerantClosing
 from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.expressions import (
+    Choice,
     Eps,
     Expr,
     Optional,
@@ -405,6 +406,12 @@ class CallsSegment:
             after = start
             spans.append((pos, start))
             key += ("no token", start == pos)
+        return self.read_call(text, after, n, spans, key, fixed)
+
+    def read_call(self, text: str, after: int, n: int, spans: list[tuple[int, int]],
+                  key: list[Any], fixed: list[int]) -> int:
+        """Read a beginning of a call's head (ENDED), or a whole head and the call's own
+        segments, from after."""
         lead = self.dispatch.match(text, after)
         if lead is not None:
             call = self.calls.get(lead.group())
@@ -427,6 +434,20 @@ class CallsSegment:
             key += ("head begun", rest)
             return ENDED
         return OTHER
+
+
+class BareCallsSegment(CallsSegment):
+    """The loop of calls without a wrapper token: whitespace, then what CallsSegment reads
+    after its token."""
+
+    __slots__ = ()
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        spans.append((pos, start))
+        key += ("bare", start == pos)
+        return self.read_call(text, start, n, spans, key, fixed)
 
 
 def flat_items(expr: Expr) -> list[Expr]:
@@ -544,10 +565,13 @@ def _calls(head: Any) -> CallsSegment | None:
     if type(head) is not Repeat or type(head.item) is not Sequence:
         return None
     items = head.item.items
-    if len(items) < 3 or type(items[0]) is not Space or type(items[1]) is not Optional:
+    if len(items) < 3 or type(items[0]) is not Space:
         return None
-    token = items[1].item
-    if type(token) is not Token or token.before:
+    # Where the calls have no wrapper token, the grammar's whitespace around it is two
+    # spaces in a row (the first reads all of it).
+    token = items[1].item if type(items[1]) is Optional else None
+    bare = type(items[1]) is Space
+    if not bare and (type(token) is not Token or token.before):
         return None
     choice = items[2]
     if type(choice) is not DispatchOrElse or type(choice.dispatch) is not Dispatch:
@@ -566,6 +590,8 @@ def _calls(head: Any) -> CallsSegment | None:
         calls[lead] = (pattern, tuple(_segments(after)))
     fragments = frozenset({"", *(lead[:size] for lead in choice.dispatch.table
                                  for size in range(1, len(lead) + 1))})
+    if bare:
+        return BareCallsSegment("", False, choice.dispatch.pattern, calls, fragments)
     return CallsSegment(token.text, token.after is not None, choice.dispatch.pattern, calls,
                         fragments)
 
@@ -645,8 +671,9 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             body += "(" + re.escape(one) + "?)"
             separator = True
             continue
-        if kind is Capture and type(item.item) is value_ends.ValueText:  # type: ignore[attr-defined]
-            leaf = item.item  # type: ignore[attr-defined]
+        valued = _value_capture(item)
+        if valued is not None:
+            leaf, others = valued
             value = _value(leaf)
             if value is None:
                 return None
@@ -657,7 +684,8 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             after = rest[at + 1:]
             closing = after[0] if len(after) == 1 else None
             tails = beginnings_of(leaf)
-            if type(closing) is not TolerantClosing or closing.end != leaf.end:
+            if type(closing) is not TolerantClosing or closing.end != leaf.end or not all(
+                    _apart(other, closing.end) for other in others):
                 return begun, None, tails
             lead_char = re.escape(leaf.lead)
             closed = re.compile(f"{body}((?:[^{lead_char}]*[^{lead_char} \\t\\r\\n])?)"
@@ -665,6 +693,38 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             return begun, closed, tails
         return None
     return None
+
+
+def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | None:
+    """The value item reads as text (`ValueText` in a capture), and the literal prefixes
+    of the alternatives a choice tries before it; None: a value spelled otherwise.
+
+    A choice's other alternatives (a CDATA block, `"<![CDATA[" ... | value-text`) must each
+    begin with a literal that begins with the value's lead character: a value's regex reads
+    no lead character, so where the value or its whitespace is not empty the choice skips
+    them (`Choice.by_char`) at its first character; where both are empty, what the choice
+    meets is a text the key holds (a marker's beginning at the end, or the closing tag:
+    `_apart`)."""
+    if type(item) is Capture:
+        leaf = item.item
+        return (leaf, ()) if type(leaf) is value_ends.ValueText else None
+    if type(item) is not Choice or not item.alternatives:
+        return None
+    *others, last = item.alternatives
+    if type(last) is not Capture or type(last.item) is not value_ends.ValueText:
+        return None
+    leaf = last.item
+    prefixes = tuple(other.prefix()[0] for other in others)
+    if not _value_form(leaf) or not all(prefix.startswith(leaf.lead) for prefix in prefixes):
+        return None
+    return leaf, prefixes
+
+
+def _apart(prefix: str, close: str) -> bool:
+    """Whether a choice's alternative led by prefix is skipped at a closing tag whatever
+    follows it: the two differ before either ends."""
+    size = min(len(prefix), len(close))
+    return prefix[:size] != close[:size]
 
 
 def _value_form(leaf: value_ends.ValueText) -> bool:
