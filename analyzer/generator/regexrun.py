@@ -569,7 +569,7 @@ def _calls(head: Any) -> CallsSegment | None:
         return None
     # Where the calls have no wrapper token, the grammar's whitespace around it is two
     # spaces in a row (the first reads all of it).
-    token = items[1].item if type(items[1]) is Optional else None
+    token: Any = items[1].item if type(items[1]) is Optional else None
     bare = type(items[1]) is Space
     if not bare and (type(token) is not Token or token.before):
         return None
