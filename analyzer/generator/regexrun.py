@@ -37,7 +37,14 @@ from functools import lru_cache
 from typing import Any
 
 from analyzer.generator import value_ends
-from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
+from analyzer.generator.build import (
+    GROUP_NAME,
+    Closing,
+    Dispatch,
+    DispatchOrElse,
+    LeadRun,
+    SpacedLiteral,
+)
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
 from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
 from analyzer.peg.captures import Capture, ToolCapture
@@ -274,12 +281,14 @@ class LoopSegment:
     or no argument, where the text cannot begin one (the next segment reads on from there).
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
-    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced")
+    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "markers")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
-                 fragments: frozenset[str], opening: str, spaced: bool) -> None:
+                 fragments: frozenset[str], opening: str, spaced: bool,
+                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None
+                 ) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -293,6 +302,10 @@ class LoopSegment:
         # from it before either ends begins no argument.
         self.opening = opening
         self.spaced = spaced
+        # By the lead it finds, an argument whose whole lead is followed by one of several
+        # markers (`string="true">`): the lead's regex, and the texts after it that begin a
+        # marker (a text that ends there is a fragment, fixed text).
+        self.markers = markers or {}
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -325,7 +338,8 @@ class LoopSegment:
                         pos, spaced = end, True
                         continue
             rest = text[start:]
-            if rest in self.fragments:
+            if rest in self.fragments or (lead is not None and self.markers and
+                                          self._marker_begun(text, start, lead.group())):
                 fixed.append(len(spans) + 1)
                 spans += ((pos, start), (start, n))
                 key += ("fragment", rest, start == pos)
@@ -335,6 +349,15 @@ class LoopSegment:
                 return OTHER
             key.append("none")
             return pos
+
+    def _marker_begun(self, text: str, start: int, lead: str) -> bool:
+        """Whether text from start is an argument's whole lead, then a beginning of one of
+        the markers after it."""
+        marked = self.markers.get(lead)
+        if marked is None:
+            return False
+        whole = marked[0].match(text, start)
+        return whole is not None and text[whole.end():] in marked[1]
 
 
 class ClosingSegment:
@@ -626,10 +649,14 @@ def _loop(head: Any) -> LoopSegment | None:
         return None
     table = choice.dispatch.table
     branches = {}
+    markers = {}
     for lead, alternative in table.items():
         branch = _argument(alternative)
         if branch is not None:
             branches[lead] = branch
+            marked = _markers(alternative.rest)  # type: ignore[attr-defined]
+            if marked is not None:
+                markers[lead] = (alternative.pattern, marked[2])  # type: ignore[attr-defined]
     fragments = frozenset({"", *(lead[:size] for lead in table
                                  for size in range(1, len(lead) + 1))})
     opening = getattr(choice.otherwise.children()[0] if choice.otherwise.children()
@@ -643,7 +670,7 @@ def _loop(head: Any) -> LoopSegment | None:
             common = common[:-1]
     if not common:
         return None
-    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced)
+    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced, markers)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -657,9 +684,13 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
     lead = alternative.pattern.pattern
     if "(?=" in lead or "(?!" in lead:
         return None
+    rest = alternative.rest
+    marked = _markers(rest)
+    if marked is not None:  # the marker read as the lead's end (the key holds its text)
+        lead += marked[0]
+        rest = marked[1]
     body = f"({SPACES})(" + GROUP_NAME.sub("(?:", lead) + ")"
     separator = False
-    rest = alternative.rest
     for at, item in enumerate(rest):
         kind = type(item)
         if kind is Eps:
@@ -693,6 +724,52 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             return begun, closed, tails
         return None
     return None
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _markers(rest: tuple[Expr, ...]) -> tuple[str, tuple[Expr, ...], frozenset[str]] | None:
+    """An argument's value led by one of several markers after its lead (DeepSeek's
+    `string="true">` or `"false">`): `space MARKER_1 VALUE CLOSE | space MARKER_2 ...`,
+    each a value of the same form. Return the markers' regex (whitespace, one of them), the
+    items after a marker (the first alternative's), and every proper beginning of a marker
+    (a text ending there waits in the choice); None: not such a choice.
+
+    The markers are no beginnings of one another: the one the regex finds is the one the
+    choice takes, after failing the ones before it at their own text."""
+    items = [item for item in rest if type(item) is not Eps]
+    if len(items) != 1 or type(items[0]) is not Choice:
+        return None
+    markers: list[str] = []
+    forms = set()
+    for alternative in items[0].alternatives:
+        flat = flat_items(alternative)
+        if not flat or type(flat[0]) is not SpacedLiteral:
+            return None
+        form = _value_form_of(tuple(flat[1:]))
+        if form is None:
+            return None
+        forms.add(form)
+        markers.append(flat[0].text)
+    if len(forms) != 1 or any(marker[:1] in value_ends.SPACE or any(
+            other != marker and other.startswith(marker) for other in markers)
+            for marker in markers):
+        return None
+    regex = SPACES + "(?:" + "|".join(map(re.escape, markers)) + ")"
+    beginnings = frozenset(marker[:size] for marker in markers for size in range(len(marker)))
+    return regex, tuple(flat_items(items[0].alternatives[0])[1:]), beginnings
+
+
+def _value_form_of(items: tuple[Expr, ...]) -> tuple[Any, ...] | None:
+    """What decides a value and its closing tag the same way (`_markers`' alternatives must
+    agree on it): a value read as text, then its closing; None: other items."""
+    items = tuple(item for item in items if type(item) is not Eps)
+    if len(items) != 2 or type(items[1]) is not TolerantClosing:
+        return None
+    valued = _value_capture(items[0])
+    if valued is None:
+        return None
+    leaf, others = valued
+    return leaf.lead, leaf.end, beginnings_of(leaf), others, items[1].end
 
 
 def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | None:

@@ -245,6 +245,25 @@ def test_a_value_in_a_cdata_block_is_not_given_a_plain_value_s_outcome() -> None
             every_cut_agrees(parser.parser, [parser.prompt.tail, output[:at], output[at:]])
 
 
+def test_a_value_led_by_either_marker_after_its_lead_is_read_by_its_regex() -> None:
+    # DeepSeek-V3.2: `<｜DSML｜parameter name="x" string="` then `space "true\">" VALUE
+    # CLOSE | space "false\">" VALUE CLOSE`; both markers for one argument, each text met
+    # at every cut (the same keys but the marker's text), and a text ending in a marker.
+    parser, rendering = generated_call_or_skip(CORPUS / "deepseek-ai-DeepSeek-V3.2.jinja")
+    decided = 0
+    for output in (rendering, rendering.replace('string="true"', 'string="false"', 1),
+                   rendering.replace('string="true"', 'string=" \n true"', 1)):
+        for at in [at for at, char in enumerate(output) if char == "<"][2:5]:
+            decided += every_cut_agrees(parser.parser, [parser.prompt.tail, output[:at],
+                                                        output[at:]])
+    assert decided > 0
+    chunks = [parser.prompt.tail] + [rendering[at:at + 3] for at in range(0, len(rendering), 3)]
+    loops = [segment for point, _ in met_points(parser.parser, chunks)
+             for segment in streaming.shapes_of(point).segments
+             if type(segment) is regexrun.LoopSegment]
+    assert loops and all(loop.markers for loop in loops)
+
+
 def test_a_choice_is_read_as_its_value_only_where_its_other_alternatives_are_skipped(
         ) -> None:
     # The other alternatives must begin with the value's lead character (a value's text
