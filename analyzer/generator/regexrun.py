@@ -506,8 +506,8 @@ def _head_begins(head: Any) -> bool:
     kind = type(head)
     if kind is Space or _separator(head) is not None:
         return True
-    if kind is Capture:
-        return type(head.item) is value_ends.ValueText
+    if kind is Capture or kind is Choice:
+        return _value_capture(head) is not None
     if kind is Repeat:
         return (_loop(head) or _calls(head)) is not None
     if kind is Optional:
@@ -542,13 +542,13 @@ def _segments(items: list[Expr]) -> list[Any]:
             segments.append(SpaceSegment())
         elif (one := _separator(item)) is not None:
             segments.append(SeparatorSegment(one))
-        elif type(item) is Capture and type(item.item) is value_ends.ValueText:
-            leaf = item.item
+        elif (valued := _value_capture(item)) is not None:
+            leaf, others = valued
             if not _value_form(leaf):
                 break
             after: Any = items[at + 1] if at + 1 < len(items) else None
             close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
-                else None
+                and all(_apart(other, after.end) for other in others) else None
             segments.append(ValueSegment(leaf, close))
             if close is None:
                 break
