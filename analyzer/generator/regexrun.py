@@ -772,6 +772,7 @@ def _value_form_of(items: tuple[Expr, ...]) -> tuple[Any, ...] | None:
     return leaf.lead, leaf.end, beginnings_of(leaf), others, items[1].end
 
 
+@lru_cache(maxsize=BUILT_KEPT)
 def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | None:
     """The value item reads as text (`ValueText` in a capture), and the literal prefixes
     of the alternatives a choice tries before it; None: a value spelled otherwise.
