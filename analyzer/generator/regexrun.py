@@ -18,8 +18,11 @@ builder): whitespace, a separator, a value begun (`ValueSegment`), a call's argu
 (`LoopSegment`: the loop's own dispatch regex, then per argument its `LeadRun` lead regex,
 its separator and its value as `ValueText` reads a partial one), closing markers
 (`ClosingSegment`), the loop of calls (`CallsSegment`: the wrapper token, a call head, then
-the call's own segments). A text the chain does not read to its end inside a segment runs
-the tree.
+the call's own segments; `BareCallsSegment` where the calls have no wrapper). A value may be
+the last alternative of a choice whose others begin with its lead character (MiniCPM5's and
+MiniMax-M2's `"<![CDATA[" ... | value-text`: `_value_capture`), and an argument's lead may
+end in one of several markers before its value (DeepSeek's `string="true">`: `_markers`).
+A text the chain does not read to its end inside a segment runs the tree.
 
 The first text of each key (its path through the segments, fixed texts, empty parts) runs
 the tree and the outcome is learned: the same objects (`MatchState.resume` and `leaf` are
