@@ -18,8 +18,11 @@ builder): whitespace, a separator, a value begun (`ValueSegment`), a call's argu
 (`LoopSegment`: the loop's own dispatch regex, then per argument its `LeadRun` lead regex,
 its separator and its value as `ValueText` reads a partial one), closing markers
 (`ClosingSegment`), the loop of calls (`CallsSegment`: the wrapper token, a call head, then
-the call's own segments). A text the chain does not read to its end inside a segment runs
-the tree.
+the call's own segments; `BareCallsSegment` where the calls have no wrapper). A value may be
+the last alternative of a choice whose others begin with its lead character (MiniCPM5's and
+MiniMax-M2's `"<![CDATA[" ... | value-text`: `_value_capture`), and an argument's lead may
+end in one of several markers before its value (DeepSeek's `string="true">`: `_markers`).
+A text the chain does not read to its end inside a segment runs the tree.
 
 The first text of each key (its path through the segments, fixed texts, empty parts) runs
 the tree and the outcome is learned: the same objects (`MatchState.resume` and `leaf` are
@@ -37,11 +40,19 @@ from functools import lru_cache
 from typing import Any
 
 from analyzer.generator import value_ends
-from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
+from analyzer.generator.build import (
+    GROUP_NAME,
+    Closing,
+    Dispatch,
+    DispatchOrElse,
+    LeadRun,
+    SpacedLiteral,
+)
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
 from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
 from analyzer.peg.captures import Capture, ToolCapture
 from analyzer.peg.expressions import (
+    Choice,
     Eps,
     Expr,
     Optional,
@@ -273,12 +284,14 @@ class LoopSegment:
     or no argument, where the text cannot begin one (the next segment reads on from there).
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
-    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced")
+    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "markers")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
-                 fragments: frozenset[str], opening: str, spaced: bool) -> None:
+                 fragments: frozenset[str], opening: str, spaced: bool,
+                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None
+                 ) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -292,6 +305,10 @@ class LoopSegment:
         # from it before either ends begins no argument.
         self.opening = opening
         self.spaced = spaced
+        # By the lead it finds, an argument whose whole lead is followed by one of several
+        # markers (`string="true">`): the lead's regex, and the texts after it that begin a
+        # marker (a text that ends there is a fragment, fixed text).
+        self.markers = markers or {}
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -324,7 +341,8 @@ class LoopSegment:
                         pos, spaced = end, True
                         continue
             rest = text[start:]
-            if rest in self.fragments:
+            if rest in self.fragments or (lead is not None and self.markers and
+                                          self._marker_begun(text, start, lead.group())):
                 fixed.append(len(spans) + 1)
                 spans += ((pos, start), (start, n))
                 key += ("fragment", rest, start == pos)
@@ -334,6 +352,15 @@ class LoopSegment:
                 return OTHER
             key.append("none")
             return pos
+
+    def _marker_begun(self, text: str, start: int, lead: str) -> bool:
+        """Whether text from start is an argument's whole lead, then a beginning of one of
+        the markers after it."""
+        marked = self.markers.get(lead)
+        if marked is None:
+            return False
+        whole = marked[0].match(text, start)
+        return whole is not None and text[whole.end():] in marked[1]
 
 
 class ClosingSegment:
@@ -405,6 +432,12 @@ class CallsSegment:
             after = start
             spans.append((pos, start))
             key += ("no token", start == pos)
+        return self.read_call(text, after, n, spans, key, fixed)
+
+    def read_call(self, text: str, after: int, n: int, spans: list[tuple[int, int]],
+                  key: list[Any], fixed: list[int]) -> int:
+        """Read a beginning of a call's head (ENDED), or a whole head and the call's own
+        segments, from after."""
         lead = self.dispatch.match(text, after)
         if lead is not None:
             call = self.calls.get(lead.group())
@@ -427,6 +460,20 @@ class CallsSegment:
             key += ("head begun", rest)
             return ENDED
         return OTHER
+
+
+class BareCallsSegment(CallsSegment):
+    """The loop of calls without a wrapper token: whitespace, then what CallsSegment reads
+    after its token."""
+
+    __slots__ = ()
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        spans.append((pos, start))
+        key += ("bare", start == pos)
+        return self.read_call(text, start, n, spans, key, fixed)
 
 
 def flat_items(expr: Expr) -> list[Expr]:
@@ -462,8 +509,8 @@ def _head_begins(head: Any) -> bool:
     kind = type(head)
     if kind is Space or _separator(head) is not None:
         return True
-    if kind is Capture:
-        return type(head.item) is value_ends.ValueText
+    if kind is Capture or kind is Choice:
+        return _value_capture(head) is not None
     if kind is Repeat:
         return (_loop(head) or _calls(head)) is not None
     if kind is Optional:
@@ -498,13 +545,13 @@ def _segments(items: list[Expr]) -> list[Any]:
             segments.append(SpaceSegment())
         elif (one := _separator(item)) is not None:
             segments.append(SeparatorSegment(one))
-        elif type(item) is Capture and type(item.item) is value_ends.ValueText:
-            leaf = item.item
+        elif (valued := _value_capture(item)) is not None:
+            leaf, others = valued
             if not _value_form(leaf):
                 break
             after: Any = items[at + 1] if at + 1 < len(items) else None
             close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
-                else None
+                and all(_apart(other, after.end) for other in others) else None
             segments.append(ValueSegment(leaf, close))
             if close is None:
                 break
@@ -544,10 +591,13 @@ def _calls(head: Any) -> CallsSegment | None:
     if type(head) is not Repeat or type(head.item) is not Sequence:
         return None
     items = head.item.items
-    if len(items) < 3 or type(items[0]) is not Space or type(items[1]) is not Optional:
+    if len(items) < 3 or type(items[0]) is not Space:
         return None
-    token = items[1].item
-    if type(token) is not Token or token.before:
+    # Where the calls have no wrapper token, the grammar's whitespace around it is two
+    # spaces in a row (the first reads all of it).
+    token: Any = items[1].item if type(items[1]) is Optional else None
+    bare = type(items[1]) is Space
+    if not bare and (type(token) is not Token or token.before):
         return None
     choice = items[2]
     if type(choice) is not DispatchOrElse or type(choice.dispatch) is not Dispatch:
@@ -566,6 +616,8 @@ def _calls(head: Any) -> CallsSegment | None:
         calls[lead] = (pattern, tuple(_segments(after)))
     fragments = frozenset({"", *(lead[:size] for lead in choice.dispatch.table
                                  for size in range(1, len(lead) + 1))})
+    if bare:
+        return BareCallsSegment("", False, choice.dispatch.pattern, calls, fragments)
     return CallsSegment(token.text, token.after is not None, choice.dispatch.pattern, calls,
                         fragments)
 
@@ -600,10 +652,14 @@ def _loop(head: Any) -> LoopSegment | None:
         return None
     table = choice.dispatch.table
     branches = {}
+    markers = {}
     for lead, alternative in table.items():
         branch = _argument(alternative)
         if branch is not None:
             branches[lead] = branch
+            marked = _markers(alternative.rest)  # type: ignore[attr-defined]
+            if marked is not None:
+                markers[lead] = (alternative.pattern, marked[2])  # type: ignore[attr-defined]
     fragments = frozenset({"", *(lead[:size] for lead in table
                                  for size in range(1, len(lead) + 1))})
     opening = getattr(choice.otherwise.children()[0] if choice.otherwise.children()
@@ -617,7 +673,7 @@ def _loop(head: Any) -> LoopSegment | None:
             common = common[:-1]
     if not common:
         return None
-    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced)
+    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced, markers)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -631,9 +687,13 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
     lead = alternative.pattern.pattern
     if "(?=" in lead or "(?!" in lead:
         return None
+    rest = alternative.rest
+    marked = _markers(rest)
+    if marked is not None:  # the marker read as the lead's end (the key holds its text)
+        lead += marked[0]
+        rest = marked[1]
     body = f"({SPACES})(" + GROUP_NAME.sub("(?:", lead) + ")"
     separator = False
-    rest = alternative.rest
     for at, item in enumerate(rest):
         kind = type(item)
         if kind is Eps:
@@ -645,8 +705,9 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             body += "(" + re.escape(one) + "?)"
             separator = True
             continue
-        if kind is Capture and type(item.item) is value_ends.ValueText:  # type: ignore[attr-defined]
-            leaf = item.item  # type: ignore[attr-defined]
+        valued = _value_capture(item)
+        if valued is not None:
+            leaf, others = valued
             value = _value(leaf)
             if value is None:
                 return None
@@ -657,7 +718,8 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             after = rest[at + 1:]
             closing = after[0] if len(after) == 1 else None
             tails = beginnings_of(leaf)
-            if type(closing) is not TolerantClosing or closing.end != leaf.end:
+            if type(closing) is not TolerantClosing or closing.end != leaf.end or not all(
+                    _apart(other, closing.end) for other in others):
                 return begun, None, tails
             lead_char = re.escape(leaf.lead)
             closed = re.compile(f"{body}((?:[^{lead_char}]*[^{lead_char} \\t\\r\\n])?)"
@@ -665,6 +727,85 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             return begun, closed, tails
         return None
     return None
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _markers(rest: tuple[Expr, ...]) -> tuple[str, tuple[Expr, ...], frozenset[str]] | None:
+    """An argument's value led by one of several markers after its lead (DeepSeek's
+    `string="true">` or `"false">`): `space MARKER_1 VALUE CLOSE | space MARKER_2 ...`,
+    each a value of the same form. Return the markers' regex (whitespace, one of them), the
+    items after a marker (the first alternative's), and every proper beginning of a marker
+    (a text ending there waits in the choice); None: not such a choice.
+
+    The markers are no beginnings of one another: the one the regex finds is the one the
+    choice takes, after failing the ones before it at their own text."""
+    items = [item for item in rest if type(item) is not Eps]
+    if len(items) != 1 or type(items[0]) is not Choice:
+        return None
+    markers: list[str] = []
+    forms = set()
+    for alternative in items[0].alternatives:
+        flat = flat_items(alternative)
+        if not flat or type(flat[0]) is not SpacedLiteral:
+            return None
+        form = _value_form_of(tuple(flat[1:]))
+        if form is None:
+            return None
+        forms.add(form)
+        markers.append(flat[0].text)
+    if len(forms) != 1 or any(marker[:1] in value_ends.SPACE or any(
+            other != marker and other.startswith(marker) for other in markers)
+            for marker in markers):
+        return None
+    regex = SPACES + "(?:" + "|".join(map(re.escape, markers)) + ")"
+    beginnings = frozenset(marker[:size] for marker in markers for size in range(len(marker)))
+    return regex, tuple(flat_items(items[0].alternatives[0])[1:]), beginnings
+
+
+def _value_form_of(items: tuple[Expr, ...]) -> tuple[Any, ...] | None:
+    """What decides a value and its closing tag the same way (`_markers`' alternatives must
+    agree on it): a value read as text, then its closing; None: other items."""
+    items = tuple(item for item in items if type(item) is not Eps)
+    if len(items) != 2 or type(items[1]) is not TolerantClosing:
+        return None
+    valued = _value_capture(items[0])
+    if valued is None:
+        return None
+    leaf, others = valued
+    return leaf.lead, leaf.end, beginnings_of(leaf), others, items[1].end
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | None:
+    """The value item reads as text (`ValueText` in a capture), and the literal prefixes
+    of the alternatives a choice tries before it; None: a value spelled otherwise.
+
+    A choice's other alternatives (a CDATA block, `"<![CDATA[" ... | value-text`) must each
+    begin with a literal that begins with the value's lead character: a value's regex reads
+    no lead character, so where the value or its whitespace is not empty the choice skips
+    them (`Choice.by_char`) at its first character; where both are empty, what the choice
+    meets is a text the key holds (a marker's beginning at the end, or the closing tag:
+    `_apart`)."""
+    if type(item) is Capture:
+        leaf = item.item
+        return (leaf, ()) if type(leaf) is value_ends.ValueText else None
+    if type(item) is not Choice or not item.alternatives:
+        return None
+    *others, last = item.alternatives
+    if type(last) is not Capture or type(last.item) is not value_ends.ValueText:
+        return None
+    leaf = last.item
+    prefixes = tuple(other.prefix()[0] for other in others)
+    if not _value_form(leaf) or not all(prefix.startswith(leaf.lead) for prefix in prefixes):
+        return None
+    return leaf, prefixes
+
+
+def _apart(prefix: str, close: str) -> bool:
+    """Whether a choice's alternative led by prefix is skipped at a closing tag whatever
+    follows it: the two differ before either ends."""
+    size = min(len(prefix), len(close))
+    return prefix[:size] != close[:size]
 
 
 def _value_form(leaf: value_ends.ValueText) -> bool:

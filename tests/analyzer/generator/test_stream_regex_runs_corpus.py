@@ -15,18 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendered_calls import ROOT, generated_call_or_skip, template_paths, with_text_and_cut
+from rendered_calls import CORPUS, ROOT, generated_call_or_skip, template_paths, with_text_and_cut
 
 from analyzer import peg as p
 from analyzer.generator import regexrun
+from analyzer.generator.value_ends import Intruders, ValueText
 from analyzer.parsing import stream as streaming
 from analyzer.parsing.stream import StreamParser, accumulate
-from analyzer.peg.expressions import RESUME_EPOCH
+from analyzer.peg.expressions import RESUME_EPOCH, Choice
 from analyzer.peg.state import MatchState
 
 SIZES = (1, 3, 7, 16, 33, 64)
+NO_INTRUDERS = Intruders((), (), ())
 INPUTS = ROOT.parent / "shared" / "bench-inputs"
 BENCH_CHARS = 6000  # of each shared output: every kind of argument, a few calls
+PAIR_CHARS = 1500  # of each rendered pair's output: a few calls
 
 
 @pytest.fixture(autouse=True)
@@ -157,10 +160,11 @@ def test_every_cut_a_regex_decides_is_the_tree_run(path: Path) -> None:
 
 def edited(rendering: str) -> list[str]:
     """The rendering with values a regex reads otherwise: whitespace inside and around a
-    value, a `<` inside one (the tree's), an undeclared argument name, a name one
-    character short (a beginning of a declared one)."""
-    edits = [("Paris", "Paris \n\t de  "), ("hotels", "ho<tels </x"), ("city", "cityx"),
-             ("city", "cit")]
+    value, a `<` inside one (the tree's), a value in a CDATA block (another alternative
+    where a template has one), an undeclared argument name, a name one character short (a
+    beginning of a declared one)."""
+    edits = [("Paris", "Paris \n\t de  "), ("hotels", "ho<tels </x"),
+             ("hotels", "<![CDATA[ho<tels]]>"), ("city", "cityx"), ("city", "cit")]
     return [rendering.replace(old, new) for old, new in edits if old in rendering]
 
 
@@ -187,6 +191,92 @@ def test_every_cut_of_a_bench_output_a_regex_decides_is_the_tree_run(name: str) 
                                               for at in range(0, len(text), size)])
     if name == "qwen3-coder":
         assert decided > 100  # the parameter loop's runs are decided by its regex
+
+
+def rendered_pairs() -> list[str]:
+    if not (INPUTS / "tools.json").is_file():
+        return []
+    from bench import rendered
+    return [pair.name for pair in rendered.PAIRS]
+
+
+@pytest.mark.parametrize("name", rendered_pairs() or ["(no bench inputs)"])
+def test_every_cut_of_a_rendered_pair_output_a_regex_decides_is_the_tree_run(name: str
+                                                                            ) -> None:
+    # Several calls through a corpus template (a rendering above has one): the loop of
+    # calls read on from a call's closing to the next call's head.
+    if not rendered_pairs():
+        pytest.skip("no shared bench inputs")
+    from bench import rendered
+    try:
+        output = rendered.render_output(rendered.BY_NAME[name], PAIR_CHARS)
+    except rendered.NotRendered:
+        pytest.skip("the template cannot render the calls")
+    for text in output.texts[:2]:
+        for size in (3, 16):
+            every_cut_agrees(output.parser, [output.tail] + [
+                text[at:at + size] for at in range(0, len(text), size)])
+        whole_streams_agree(output.parser, lambda size, text=text: [output.tail] + [
+            text[at:at + size] for at in range(0, len(text), size)])
+
+
+def test_an_argument_whose_value_may_be_a_cdata_block_is_read_by_its_regex() -> None:
+    # MiniCPM5: `<param name="x">` then `"<![CDATA[" ... "]]>" | value-text('</param>')`,
+    # its calls without a wrapper token: each declared argument has its branch, and the
+    # chain reads on from the call's closing into the next call.
+    parser, rendering = generated_call_or_skip(CORPUS / "openbmb-MiniCPM5-1B.jinja")
+    chunks = [parser.prompt.tail] + [rendering[at:at + 3] for at in range(0, len(rendering), 3)]
+    loops = [segment for point, _ in met_points(parser.parser, chunks)
+             for segment in streaming.shapes_of(point).segments
+             if type(segment) is regexrun.LoopSegment]
+    assert loops
+    assert all({'<param name="query', '<param name="city'} <= set(loop.branches)
+               for loop in loops)
+    assert every_cut_agrees(parser.parser, chunks) > 0
+
+
+def test_a_value_in_a_cdata_block_is_not_given_a_plain_value_s_outcome() -> None:
+    # A run from the argument loop over a whole argument, its value plain, then in a CDATA
+    # block (the choice's other alternative, its capture inside the block): each text met
+    # at every cut, so both values meet the same keys.
+    parser, rendering = generated_call_or_skip(CORPUS / "openbmb-MiniCPM5-1B.jinja")
+    for output in (rendering, rendering.replace("hotels", "<![CDATA[ho<tels]]>")):
+        for at in [at for at, char in enumerate(output) if char == "<"][:4]:
+            every_cut_agrees(parser.parser, [parser.prompt.tail, output[:at], output[at:]])
+
+
+def test_a_value_led_by_either_marker_after_its_lead_is_read_by_its_regex() -> None:
+    # DeepSeek-V3.2: `<｜DSML｜parameter name="x" string="` then `space "true\">" VALUE
+    # CLOSE | space "false\">" VALUE CLOSE`; both markers for one argument, each text met
+    # at every cut (the same keys but the marker's text), and a text ending in a marker.
+    parser, rendering = generated_call_or_skip(CORPUS / "deepseek-ai-DeepSeek-V3.2.jinja")
+    decided = 0
+    for output in (rendering, rendering.replace('string="true"', 'string="false"', 1),
+                   rendering.replace('string="true"', 'string=" \n true"', 1)):
+        for at in [at for at, char in enumerate(output) if char == "<"][2:5]:
+            decided += every_cut_agrees(parser.parser, [parser.prompt.tail, output[:at],
+                                                        output[at:]])
+    assert decided > 0
+    chunks = [parser.prompt.tail] + [rendering[at:at + 3] for at in range(0, len(rendering), 3)]
+    loops = [segment for point, _ in met_points(parser.parser, chunks)
+             for segment in streaming.shapes_of(point).segments
+             if type(segment) is regexrun.LoopSegment]
+    assert loops and all(loop.markers for loop in loops)
+
+
+def test_a_choice_is_read_as_its_value_only_where_its_other_alternatives_are_skipped(
+        ) -> None:
+    # The other alternatives must begin with the value's lead character (a value's text
+    # holds none), and differ from the closing tag before either ends.
+    leaf = ValueText("</param>", "", NO_INTRUDERS)
+    value = p.arg_string_value(leaf)
+    cdata = p.literal("<![CDATA[") + p.arg_string_value(p.until("]]>")) + p.literal("]]>")
+    assert regexrun._value_capture(Choice((cdata, value))) == (leaf, ("<![CDATA[",))
+    assert regexrun._value_capture(Choice((p.literal("[["), value))) is None
+    assert regexrun._value_capture(Choice((value, cdata))) is None
+    assert regexrun._apart("<![CDATA[", "</param>")
+    assert not regexrun._apart("</par", "</param>")
+    assert not regexrun._apart("</param>x", "</param>")
 
 
 def test_only_partial_runs_with_an_empty_memo_take_a_regex() -> None:
