@@ -37,11 +37,20 @@ from functools import lru_cache
 from typing import Any
 
 from analyzer.generator import value_ends
-from analyzer.generator.build import GROUP_NAME, Closing, Dispatch, DispatchOrElse, LeadRun
+from analyzer.generator.build import (
+    GROUP_NAME,
+    Closing,
+    Dispatch,
+    DispatchOrElse,
+    LeadRun,
+    LedLoop,
+    SpacedLiteral,
+)
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
 from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
-from analyzer.peg.captures import Capture, ToolCapture
+from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
 from analyzer.peg.expressions import (
+    Commit,
     Eps,
     Expr,
     Optional,
@@ -273,12 +282,13 @@ class LoopSegment:
     or no argument, where the text cannot begin one (the next segment reads on from there).
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
-    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced")
+    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "leads")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
-                 fragments: frozenset[str], opening: str, spaced: bool) -> None:
+                 fragments: frozenset[str], opening: str, spaced: bool,
+                 leads: dict[str, tuple[str | None, ...]]) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -292,6 +302,9 @@ class LoopSegment:
         # from it before either ends begins no argument.
         self.opening = opening
         self.spaced = spaced
+        # By the lead the dispatch finds: the parts of the argument's whole lead (`lead_parts`)
+        # where it goes on past that (`<arg_key>k` then `</arg_key>`, `<arg_value>`).
+        self.leads = leads
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -329,6 +342,11 @@ class LoopSegment:
                 spans += ((pos, start), (start, n))
                 key += ("fragment", rest, start == pos)
                 return ENDED
+            parts = None if lead is None else self.leads.get(lead.group())
+            if parts is not None:  # past the dispatch's lead: the text may end inside the rest
+                spans.append((pos, start))
+                key += ("lead begun", lead.group(), start == pos)  # type: ignore[union-attr]
+                return lead_begun(parts, text, start, n, spans, key, fixed)
             size = min(len(rest), len(self.opening))
             if not size or rest[:size] == self.opening[:size]:
                 return OTHER
@@ -336,9 +354,37 @@ class LoopSegment:
             return pos
 
 
+def lead_begun(parts: tuple[str | None, ...], text: str, at: int, n: int,
+               spans: list[tuple[int, int]], key: list[Any], fixed: list[int]) -> int:
+    """Read a lead's parts (`lead_parts`: literals, None for whitespace) from at, where the
+    text ends inside one (ENDED: a literal begun, its beginning in the key, or whitespace
+    with nothing after it); a text that reads the whole lead, or differs from it, is OTHER
+    (the argument's own regexes read a whole lead)."""
+    for part in parts:
+        if part is None:
+            end = WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+            spans.append((at, end))
+            key.append(end == at)
+            at = end
+        elif text.startswith(part, at):
+            fixed.append(len(spans))
+            spans.append((at, at + len(part)))
+            at += len(part)
+        else:
+            rest = text[at:]
+            if not part.startswith(rest):
+                return OTHER
+            fixed.append(len(spans))
+            spans.append((at, n))
+            key.append(rest)
+            return ENDED
+    return OTHER
+
+
 class ClosingSegment:
-    """A closing marker after optional whitespace (`space MARKER | noted(missing)`): whole
-    (the next segment reads on after it), or begun (ENDED)."""
+    """A marker after optional whitespace (a closing `space MARKER | noted(missing)`, or a
+    `SpacedLiteral`: an argument's `<arg_value>` after its key): whole (the next segment
+    reads on after it), or begun (ENDED)."""
 
     __slots__ = ("marker", "beginnings")
 
@@ -369,19 +415,24 @@ class CallsSegment:
     of a call's head (ENDED), or a whole head and what its own segments read of the call
     (its argument loop, its closing...), as far as they end the text."""
 
-    __slots__ = ("token", "token_beginnings", "dispatch", "calls", "fragments", "after")
+    __slots__ = ("token", "token_beginnings", "dispatch", "calls", "fragments", "after",
+                 "required")
 
     def __init__(self, token: str, after: bool, dispatch: re.Pattern[str],
-                 calls: dict[str, tuple[re.Pattern[str], tuple[Any, ...]]],
-                 fragments: frozenset[str]) -> None:
+                 calls: dict[str, tuple[re.Pattern[str], tuple[Any, ...], bool]],
+                 fragments: frozenset[str], required: bool = False) -> None:
         self.token = token
         self.token_beginnings = frozenset(token[:size] for size in range(len(token)))
         self.after = after  # the token reads the whitespace after it
         self.dispatch = dispatch
-        # By a call head's literal (the dispatch's lead): the head's regex, and the
-        # segments of the call's items after it.
+        # By a call head's literal (the dispatch's lead): the head's regex, the segments of
+        # the call's items after it, and whether the regex holds a lookahead (it may read the
+        # character after its match: the key holds that character).
         self.calls = calls
         self.fragments = fragments  # every beginning of a call head's literal, and ""
+        # Whether every call begins with the token (a text without it ends the loop: the
+        # tree reads that)
+        self.required = required
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -400,7 +451,7 @@ class CallsSegment:
                 spans += ((pos, start), (start, n))
                 key += ("token begun", rest, start == pos)
                 return ENDED
-            if rest[:len(token)] == token[:len(rest)]:
+            if rest[:len(token)] == token[:len(rest)] or self.required:
                 return OTHER
             after = start
             spans.append((pos, start))
@@ -414,6 +465,8 @@ class CallsSegment:
                 fixed.append(len(spans))
                 spans.append(head)
                 key += ("head", found.group())
+                if call[2]:
+                    key.append(text[head[1]:head[1] + 1])
                 at: int = head[1]
                 for segment in call[1]:
                     at = segment.read(text, at, n, spans, key, fixed)
@@ -470,6 +523,10 @@ def _head_begins(head: Any) -> bool:
         return _loop(head) is not None
     if kind is Closing or kind is ToolCapture:
         return _closing(head) is not None
+    if kind is SpacedLiteral:
+        return _marker(head) is not None
+    if kind is LedLoop:
+        return _calls(head) is not None
     return False
 
 
@@ -510,7 +567,7 @@ def _segments(items: list[Expr]) -> list[Any]:
                 break
             at += 1
         else:
-            segment = _loop(item) or _closing(item) or _calls(item)
+            segment = _loop(item) or _closing(item) or _calls(item) or _marker(item)
             if segment is None:
                 break
             segments.append(segment)
@@ -540,13 +597,17 @@ def _separator(item: Any) -> str | None:
 @lru_cache(maxsize=BUILT_KEPT)
 def _calls(head: Any) -> CallsSegment | None:
     """The loop of calls: `(space TOKEN? (CALL_1 | ... | otherwise) ...)*`, each call
-    `ToolCapture(LeadRun(HEAD rest...))` in a rule."""
+    `ToolCapture(LeadRun(HEAD rest...))` in a rule; or with the token required (`LedLoop`:
+    the token before every call, as `<tool_call>`)."""
+    if type(head) is LedLoop:
+        head = head.repeat
     if type(head) is not Repeat or type(head.item) is not Sequence:
         return None
     items = head.item.items
-    if len(items) < 3 or type(items[0]) is not Space or type(items[1]) is not Optional:
+    if len(items) < 3 or type(items[0]) is not Space:
         return None
-    token = items[1].item
+    required = type(items[1]) is not Optional
+    token: Any = items[1] if required else items[1].item  # type: ignore[attr-defined]
     if type(token) is not Token or token.before:
         return None
     choice = items[2]
@@ -560,14 +621,14 @@ def _calls(head: Any) -> CallsSegment | None:
             continue
         pattern = inner.pattern
         if pattern.groups != len(pattern.groupindex) or "(?=" in pattern.pattern or (
-                "(?!" in pattern.pattern):
-            continue
+                "(?!" in pattern.pattern and (inner.margin is None or inner.margin > 1)):
+            continue  # a lookahead may read past the character after the head (the key's)
         after = [flat for item in inner.rest for flat in flat_items(item)]
-        calls[lead] = (pattern, tuple(_segments(after)))
+        calls[lead] = (pattern, tuple(_segments(after)), "(?!" in pattern.pattern)
     fragments = frozenset({"", *(lead[:size] for lead in choice.dispatch.table
                                  for size in range(1, len(lead) + 1))})
     return CallsSegment(token.text, token.after is not None, choice.dispatch.pattern, calls,
-                        fragments)
+                        fragments, required)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -575,6 +636,15 @@ def _closing(item: Any) -> ClosingSegment | None:
     if type(item) is ToolCapture and item.opened:
         item = item.item
     if type(item) is Closing and item.waiting is not None:
+        return ClosingSegment(item.text)
+    return None
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _marker(item: Any) -> ClosingSegment | None:
+    """A marker after optional whitespace (`SpacedLiteral`), read as a closing marker is:
+    whole, or begun where the run waits on it."""
+    if type(item) is SpacedLiteral and item.text:
         return ClosingSegment(item.text)
     return None
 
@@ -617,7 +687,35 @@ def _loop(head: Any) -> LoopSegment | None:
             common = common[:-1]
     if not common:
         return None
-    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced)
+    whole_leads = {}
+    for lead, alternative in table.items():
+        parts = lead_parts(alternative)
+        if parts is not None and "".join(part or "" for part in parts) != lead:
+            whole_leads[lead] = parts
+    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced,
+                       whole_leads)
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def lead_parts(alternative: Expr) -> tuple[str | None, ...] | None:
+    """An argument's lead (the items its LeadRun's regex reads) as literals and whitespace
+    (None), where each item is one of those: literals, a captured name, a marker after
+    whitespace, a commit (None: another item)."""
+    if type(alternative) is not LeadRun or alternative.tool or alternative.margin != 0:
+        return None
+    items = alternative.whole.items  # type: ignore[attr-defined]
+    parts: list[str | None] = []
+    for item in items[:len(items) - len(alternative.rest)]:
+        kind = type(item)
+        if kind is Literal or kind is SpacedLiteral:
+            parts += ([None] if kind is SpacedLiteral else []) + [item.text]
+        elif kind is LiteralCapture:
+            parts.append(item.literal)
+        elif kind is Space:
+            parts.append(None)
+        elif kind is not Commit and kind is not Eps:
+            return None
+    return tuple(parts)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
