@@ -288,7 +288,7 @@ class LoopSegment:
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
                  fragments: frozenset[str], opening: str, spaced: bool,
-                 leads: dict[str, tuple[str | None, ...]]) -> None:
+                 leads: dict[str, tuple[re.Pattern[str], tuple[str | None, ...]]]) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -302,8 +302,8 @@ class LoopSegment:
         # from it before either ends begins no argument.
         self.opening = opening
         self.spaced = spaced
-        # By the lead the dispatch finds: the parts of the argument's whole lead (`lead_parts`)
-        # where it goes on past that (`<arg_key>k` then `</arg_key>`, `<arg_value>`).
+        # By the lead the dispatch finds, where the argument's whole lead goes on past it
+        # (`<arg_key>k` then `</arg_key>`, `<arg_value>`): its regex and parts (`lead_parts`).
         self.leads = leads
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
@@ -342,11 +342,13 @@ class LoopSegment:
                 spans += ((pos, start), (start, n))
                 key += ("fragment", rest, start == pos)
                 return ENDED
-            parts = None if lead is None else self.leads.get(lead.group())
-            if parts is not None:  # past the dispatch's lead: the text may end inside the rest
+            whole = None if lead is None else self.leads.get(lead.group())
+            # Past the dispatch's lead, the text may end inside the rest of the argument's
+            # (where its regex finds it whole, the argument is one no branch reads).
+            if whole is not None and whole[0].match(text, start) is None:
                 spans.append((pos, start))
                 key += ("lead begun", lead.group(), start == pos)  # type: ignore[union-attr]
-                return lead_begun(parts, text, start, n, spans, key, fixed)
+                return lead_begun(whole[1], text, start, n, spans, key, fixed)
             size = min(len(rest), len(self.opening))
             if not size or rest[:size] == self.opening[:size]:
                 return OTHER
@@ -691,7 +693,7 @@ def _loop(head: Any) -> LoopSegment | None:
     for lead, alternative in table.items():
         parts = lead_parts(alternative)
         if parts is not None and "".join(part or "" for part in parts) != lead:
-            whole_leads[lead] = parts
+            whole_leads[lead] = (alternative.pattern, parts)  # type: ignore[attr-defined]
     return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced,
                        whole_leads)
 

@@ -189,6 +189,39 @@ def test_every_cut_of_a_bench_output_a_regex_decides_is_the_tree_run(name: str) 
         assert decided > 100  # the parameter loop's runs are decided by its regex
 
 
+RENDERED_CHARS = 2000  # of each rendered pair's output: a few calls, arguments of each type
+
+
+def rendered_pairs() -> list[str]:
+    """The bench's (SGLang detector, corpus template) pairs, each output rendered by its
+    template: many calls in a row, arguments of every type (strings, numbers, JSON)."""
+    if not (INPUTS / "tools.json").is_file():
+        return []
+    from bench import rendered
+    return [pair.name for pair in rendered.PAIRS]
+
+
+@pytest.mark.parametrize("name", rendered_pairs() or ["(no bench inputs)"])
+def test_every_cut_of_a_rendered_output_a_regex_decides_is_the_tree_run(name: str) -> None:
+    """Texts of one key at a point give one outcome across many leads and value types (a
+    key that left out which argument's lead a text begins would give one argument's
+    outcome to another)."""
+    if not rendered_pairs():
+        pytest.skip("no shared bench inputs")
+    from bench import rendered
+    try:
+        output = rendered.render_output(rendered.BY_NAME[name], "25k")
+    except rendered.NotRendered as reason:
+        pytest.skip(str(reason))
+    if not streaming.grammar_decides(output.parser.start):
+        pytest.skip("no value read as text: no run a regex decides")
+    text = output.tail + output.texts[0][:RENDERED_CHARS]
+    for size in (3, 16):
+        every_cut_agrees(output.parser, [text[at:at + size] for at in range(0, len(text), size)])
+    whole_streams_agree(output.parser, lambda size: [text[at:at + size]
+                                                     for at in range(0, len(text), size)])
+
+
 def test_only_partial_runs_with_an_empty_memo_take_a_regex() -> None:
     """A stream's last run (finish: not partial) and runs with lookaheads undecided in the
     memo run the tree: the learned outcomes are of partial runs that touch no memo."""
