@@ -342,9 +342,10 @@ class LoopSegment:
                 spans += ((pos, start), (start, n))
                 key += ("fragment", rest, start == pos)
                 return ENDED
-            whole = None if lead is None else self.leads.get(lead.group())
-            # Past the dispatch's lead, the text may end inside the rest of the argument's
-            # (where its regex finds it whole, the argument is one no branch reads).
+            # Past the dispatch's lead, the text may end inside the rest of an argument's
+            # the branches read (where its regex finds that whole, a branch did not read on).
+            whole = self.leads.get(lead.group()) if lead is not None and branch is not None \
+                else None
             if whole is not None and whole[0].match(text, start) is None:
                 spans.append((pos, start))
                 key += ("lead begun", lead.group(), start == pos)  # type: ignore[union-attr]
