@@ -16,10 +16,12 @@ text is *decided* by its shape.
 asks it once per point: parsing sits under the generator, so this module gives its
 builder): whitespace, a separator, a value begun (`ValueSegment`), a call's argument loop
 (`LoopSegment`: the loop's own dispatch regex, then per argument its `LeadRun` lead regex,
-its separator and its value as `ValueText` reads a partial one), closing markers
-(`ClosingSegment`), the loop of calls (`CallsSegment`: the wrapper token, a call head, then
-the call's own segments). A text the chain does not read to its end inside a segment runs
-the tree.
+its separator and its value as `ValueText` reads a partial one; a text that ends inside a
+lead longer than the dispatch's, `<arg_key>k</arg_key>\n<arg_va`, read part by part by
+`lead_begun`), closing markers and markers after whitespace (`ClosingSegment`: `</tool_call>`,
+the `<arg_value>` a run waits on after a key), the loop of calls (`CallsSegment`: the
+wrapper token, optional or before every call, a call head, then the call's own segments).
+A text the chain does not read to its end inside a segment runs the tree.
 
 The first text of each key (its path through the segments, fixed texts, empty parts) runs
 the tree and the outcome is learned: the same objects (`MatchState.resume` and `leaf` are
