@@ -634,7 +634,8 @@ def _calls(head: Any) -> CallsSegment | None:
     if not calls:
         # No call's body is read on: the loop would decide only texts that end before a
         # body begins, too few to pay for reading every text of its point (Gemma 4's
-        # `<|tool_call>call:name{`: a stream never stopped asking, 59.4M -> 60.xM).
+        # `<|tool_call>call:name{`: its stream never stopped asking, 16-byte instructions
+        # 59.41M on main, 60.85M with such a segment, 59.34M without).
         return None
     fragments = frozenset({"", *(lead[:size] for lead in choice.dispatch.table
                                  for size in range(1, len(lead) + 1))})
