@@ -16,12 +16,15 @@ text is *decided* by its shape.
 asks it once per point: parsing sits under the generator, so this module gives its
 builder): whitespace, a separator, a value begun (`ValueSegment`), a call's argument loop
 (`LoopSegment`: the loop's own dispatch regex, then per argument its `LeadRun` lead regex,
-its separator and its value as `ValueText` reads a partial one), closing markers
-(`ClosingSegment`), the loop of calls (`CallsSegment`: the wrapper token, a call head, then
-the call's own segments; `BareCallsSegment` where the calls have no wrapper). A value may be
-the last alternative of a choice whose others begin with its lead character (MiniCPM5's and
-MiniMax-M2's `"<![CDATA[" ... | value-text`: `_value_capture`), and an argument's lead may
-end in one of several markers before its value (DeepSeek's `string="true">`: `_markers`).
+its separator and its value as `ValueText` reads a partial one; a text that ends inside a
+lead longer than the dispatch's, `<arg_key>k</arg_key>\n<arg_va`, read part by part by
+`lead_begun`), closing markers and markers after whitespace (`ClosingSegment`: `</tool_call>`,
+the `<arg_value>` a run waits on after a key), the loop of calls (`CallsSegment`: the
+wrapper token, optional or before every call, a call head, then the call's own segments;
+`BareCallsSegment` where the calls have no wrapper). A value may be the last alternative of
+a choice whose others begin with its lead character (MiniCPM5's and MiniMax-M2's
+`"<![CDATA[" ... | value-text`: `_value_capture`), and an argument's lead may end in one of
+several markers before its value (DeepSeek's `string="true">`: `_markers`).
 A text the chain does not read to its end inside a segment runs the tree.
 
 The first text of each key (its path through the segments, fixed texts, empty parts) runs
@@ -46,13 +49,15 @@ from analyzer.generator.build import (
     Dispatch,
     DispatchOrElse,
     LeadRun,
+    LedLoop,
     SpacedLiteral,
 )
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
 from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
-from analyzer.peg.captures import Capture, ToolCapture
+from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
 from analyzer.peg.expressions import (
     Choice,
+    Commit,
     Eps,
     Expr,
     Optional,
@@ -284,12 +289,14 @@ class LoopSegment:
     or no argument, where the text cannot begin one (the next segment reads on from there).
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
-    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "markers")
+    __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "leads",
+                 "markers")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
                  fragments: frozenset[str], opening: str, spaced: bool,
+                 leads: dict[str, tuple[re.Pattern[str], tuple[str | None, ...]]],
                  markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None
                  ) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
@@ -305,6 +312,9 @@ class LoopSegment:
         # from it before either ends begins no argument.
         self.opening = opening
         self.spaced = spaced
+        # By the lead the dispatch finds, where the argument's whole lead goes on past it
+        # (`<arg_key>k` then `</arg_key>`, `<arg_value>`): its regex and parts (`lead_parts`).
+        self.leads = leads
         # By the lead it finds, an argument whose whole lead is followed by one of several
         # markers (`string="true">`): the lead's regex, and the texts after it that begin a
         # marker (a text that ends there is a fragment, fixed text).
@@ -312,6 +322,11 @@ class LoopSegment:
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
+        if pos == n:  # what the loop reads of no text (a third of its reads): an empty fragment
+            fixed.append(len(spans) + 1)
+            spans += ((n, n), (n, n))
+            key += ("fragment", "", True)
+            return ENDED
         spaced = self.spaced
         while True:
             start = WHITESPACE.match(text, pos).end() if spaced else pos  # type: ignore[union-attr]
@@ -347,6 +362,14 @@ class LoopSegment:
                 spans += ((pos, start), (start, n))
                 key += ("fragment", rest, start == pos)
                 return ENDED
+            # Past the dispatch's lead, the text may end inside the rest of an argument's
+            # the branches read (where its regex finds that whole, a branch did not read on).
+            whole = self.leads.get(lead.group()) if lead is not None and branch is not None \
+                else None
+            if whole is not None and whole[0].match(text, start) is None:
+                spans.append((pos, start))
+                key += ("lead begun", lead.group(), start == pos)  # type: ignore[union-attr]
+                return lead_begun(whole[1], text, start, n, spans, key, fixed)
             size = min(len(rest), len(self.opening))
             if not size or rest[:size] == self.opening[:size]:
                 return OTHER
@@ -363,9 +386,37 @@ class LoopSegment:
         return whole is not None and text[whole.end():] in marked[1]
 
 
+def lead_begun(parts: tuple[str | None, ...], text: str, at: int, n: int,
+               spans: list[tuple[int, int]], key: list[Any], fixed: list[int]) -> int:
+    """Read a lead's parts (`lead_parts`: literals, None for whitespace) from at, where the
+    text ends inside one (ENDED: a literal begun, its beginning in the key, or whitespace
+    with nothing after it); a text that reads the whole lead, or differs from it, is OTHER
+    (the argument's own regexes read a whole lead)."""
+    for part in parts:
+        if part is None:
+            end = WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+            spans.append((at, end))
+            key.append(end == at)
+            at = end
+        elif text.startswith(part, at):
+            fixed.append(len(spans))
+            spans.append((at, at + len(part)))
+            at += len(part)
+        else:
+            rest = text[at:]
+            if not part.startswith(rest):
+                return OTHER
+            fixed.append(len(spans))
+            spans.append((at, n))
+            key.append(rest)
+            return ENDED
+    return OTHER
+
+
 class ClosingSegment:
-    """A closing marker after optional whitespace (`space MARKER | noted(missing)`): whole
-    (the next segment reads on after it), or begun (ENDED)."""
+    """A marker after optional whitespace (a closing `space MARKER | noted(missing)`, or a
+    `SpacedLiteral`: an argument's `<arg_value>` after its key): whole (the next segment
+    reads on after it), or begun (ENDED)."""
 
     __slots__ = ("marker", "beginnings")
 
@@ -396,19 +447,24 @@ class CallsSegment:
     of a call's head (ENDED), or a whole head and what its own segments read of the call
     (its argument loop, its closing...), as far as they end the text."""
 
-    __slots__ = ("token", "token_beginnings", "dispatch", "calls", "fragments", "after")
+    __slots__ = ("token", "token_beginnings", "dispatch", "calls", "fragments", "after",
+                 "required")
 
     def __init__(self, token: str, after: bool, dispatch: re.Pattern[str],
-                 calls: dict[str, tuple[re.Pattern[str], tuple[Any, ...]]],
-                 fragments: frozenset[str]) -> None:
+                 calls: dict[str, tuple[re.Pattern[str], tuple[Any, ...], bool]],
+                 fragments: frozenset[str], required: bool = False) -> None:
         self.token = token
         self.token_beginnings = frozenset(token[:size] for size in range(len(token)))
         self.after = after  # the token reads the whitespace after it
         self.dispatch = dispatch
-        # By a call head's literal (the dispatch's lead): the head's regex, and the
-        # segments of the call's items after it.
+        # By a call head's literal (the dispatch's lead): the head's regex, the segments of
+        # the call's items after it, and whether the regex holds a lookahead (it may read the
+        # character after its match: the key holds that character).
         self.calls = calls
         self.fragments = fragments  # every beginning of a call head's literal, and ""
+        # Whether every call begins with the token (a text without it ends the loop: the
+        # tree reads that)
+        self.required = required
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -427,7 +483,7 @@ class CallsSegment:
                 spans += ((pos, start), (start, n))
                 key += ("token begun", rest, start == pos)
                 return ENDED
-            if rest[:len(token)] == token[:len(rest)]:
+            if rest[:len(token)] == token[:len(rest)] or self.required:
                 return OTHER
             after = start
             spans.append((pos, start))
@@ -447,6 +503,8 @@ class CallsSegment:
                 fixed.append(len(spans))
                 spans.append(head)
                 key += ("head", found.group())
+                if call[2]:
+                    key.append(text[head[1]:head[1] + 1])
                 at: int = head[1]
                 for segment in call[1]:
                     at = segment.read(text, at, n, spans, key, fixed)
@@ -517,6 +575,10 @@ def _head_begins(head: Any) -> bool:
         return _loop(head) is not None
     if kind is Closing or kind is ToolCapture:
         return _closing(head) is not None
+    if kind is SpacedLiteral:
+        return _marker(head) is not None
+    if kind is LedLoop:
+        return _calls(head) is not None
     return False
 
 
@@ -557,7 +619,7 @@ def _segments(items: list[Expr]) -> list[Any]:
                 break
             at += 1
         else:
-            segment = _loop(item) or _closing(item) or _calls(item)
+            segment = _loop(item) or _closing(item) or _calls(item) or _marker(item)
             if segment is None:
                 break
             segments.append(segment)
@@ -587,7 +649,10 @@ def _separator(item: Any) -> str | None:
 @lru_cache(maxsize=BUILT_KEPT)
 def _calls(head: Any) -> CallsSegment | None:
     """The loop of calls: `(space TOKEN? (CALL_1 | ... | otherwise) ...)*`, each call
-    `ToolCapture(LeadRun(HEAD rest...))` in a rule."""
+    `ToolCapture(LeadRun(HEAD rest...))` in a rule; or with the token required (`LedLoop`:
+    the token before every call, as `<tool_call>`)."""
+    if type(head) is LedLoop:
+        head = head.repeat
     if type(head) is not Repeat or type(head.item) is not Sequence:
         return None
     items = head.item.items
@@ -595,8 +660,9 @@ def _calls(head: Any) -> CallsSegment | None:
         return None
     # Where the calls have no wrapper token, the grammar's whitespace around it is two
     # spaces in a row (the first reads all of it).
-    token: Any = items[1].item if type(items[1]) is Optional else None
     bare = type(items[1]) is Space
+    required = not bare and type(items[1]) is not Optional
+    token: Any = None if bare else items[1] if required else items[1].item  # type: ignore[attr-defined]
     if not bare and (type(token) is not Token or token.before):
         return None
     choice = items[2]
@@ -610,16 +676,23 @@ def _calls(head: Any) -> CallsSegment | None:
             continue
         pattern = inner.pattern
         if pattern.groups != len(pattern.groupindex) or "(?=" in pattern.pattern or (
-                "(?!" in pattern.pattern):
-            continue
-        after = [flat for item in inner.rest for flat in flat_items(item)]
-        calls[lead] = (pattern, tuple(_segments(after)))
+                "(?!" in pattern.pattern and (inner.margin is None or inner.margin > 1)):
+            continue  # a lookahead may read past the character after the head (the key's)
+        segments = tuple(_segments([flat for item in inner.rest for flat in flat_items(item)]))
+        if segments:
+            calls[lead] = (pattern, segments, "(?!" in pattern.pattern)
+    if not calls:
+        # No call's body is read on: the loop would decide only texts that end before a
+        # body begins, too few to pay for reading every text of its point (Gemma 4's
+        # `<|tool_call>call:name{`: its stream never stopped asking, 16-byte instructions
+        # 59.41M on main, 60.85M with such a segment, 59.34M without).
+        return None
     fragments = frozenset({"", *(lead[:size] for lead in choice.dispatch.table
                                  for size in range(1, len(lead) + 1))})
     if bare:
         return BareCallsSegment("", False, choice.dispatch.pattern, calls, fragments)
     return CallsSegment(token.text, token.after is not None, choice.dispatch.pattern, calls,
-                        fragments)
+                        fragments, required)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -627,6 +700,15 @@ def _closing(item: Any) -> ClosingSegment | None:
     if type(item) is ToolCapture and item.opened:
         item = item.item
     if type(item) is Closing and item.waiting is not None:
+        return ClosingSegment(item.text)
+    return None
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _marker(item: Any) -> ClosingSegment | None:
+    """A marker after optional whitespace (`SpacedLiteral`), read as a closing marker is:
+    whole, or begun where the run waits on it."""
+    if type(item) is SpacedLiteral and item.text:
         return ClosingSegment(item.text)
     return None
 
@@ -673,7 +755,35 @@ def _loop(head: Any) -> LoopSegment | None:
             common = common[:-1]
     if not common:
         return None
-    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced, markers)
+    whole_leads = {}
+    for lead, alternative in table.items():
+        parts = lead_parts(alternative)
+        if parts is not None and "".join(part or "" for part in parts) != lead:
+            whole_leads[lead] = (alternative.pattern, parts)  # type: ignore[attr-defined]
+    return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced,
+                       whole_leads, markers)
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def lead_parts(alternative: Expr) -> tuple[str | None, ...] | None:
+    """An argument's lead (the items its LeadRun's regex reads) as literals and whitespace
+    (None), where each item is one of those: literals, a captured name, a marker after
+    whitespace, a commit (None: another item)."""
+    if type(alternative) is not LeadRun or alternative.tool or alternative.margin != 0:
+        return None
+    items = alternative.whole.items  # type: ignore[attr-defined]
+    parts: list[str | None] = []
+    for item in items[:len(items) - len(alternative.rest)]:
+        kind = type(item)
+        if kind is Literal or kind is SpacedLiteral:
+            parts += ([None] if kind is SpacedLiteral else []) + [item.text]
+        elif kind is LiteralCapture:
+            parts.append(item.literal)
+        elif kind is Space:
+            parts.append(None)
+        elif kind is not Commit and kind is not Eps:
+            return None
+    return tuple(parts)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
