@@ -22,10 +22,14 @@ NUMBER_PREFIX = re.compile(r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*
 HEX_PREFIX = re.compile(r"[0-9a-fA-F]{0,4}")
 # A string's body up to its end or an escape that is not complete and valid (one regex call
 # reads every complete escape: a stream's chunk inside a string is one call).
-STRICT_BODY = re.compile(r'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*')
+# (Possessive: nothing after a body can give back what it read, and `re` then keeps no
+# backtracking points: ~10% fewer instructions on a stream's escaped chunks.)
+STRICT_BODY = re.compile(
+    r'[^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+'
+)
 PYTHON_BODY = {
-    "'": re.compile(r"[^'\\]*(?:\\[\s\S][^'\\]*)*"),
-    '"': re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*'),
+    "'": re.compile(r"[^'\\]*+(?:\\[\s\S][^'\\]*+)*+"),
+    '"': re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+'),
 }
 SPACE_CHARS = " \t\r\n"
 KEYS = (KEY, KEY_OR_CLOSE)
@@ -52,7 +56,7 @@ EXPECTED = {
 # Only unfinished strict input takes them (a final or ended scan decides the end otherwise).
 SPACE = r"[ \t\r\n]*"
 # A string without escapes (one with any goes through the loop, which checks them)
-PLAIN_BODY = r'[^"\\\x00-\x1f]*'
+PLAIN_BODY = r'[^"\\\x00-\x1f]*+'
 STRING_TOKEN = '"' + PLAIN_BODY + '"'
 # How many tokens' steps a run reads at most before the loop takes one and runs again (a
 # 16-byte chunk holds a member or two)
