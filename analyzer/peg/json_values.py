@@ -27,6 +27,7 @@ from analyzer.peg.json_scan import (
     STRICT_ENDED,
     ScanOutcome,
     ScanState,
+    closed,
 )
 from analyzer.peg.state import FAIL, NEED, MatchState
 
@@ -124,7 +125,8 @@ class JsonContinue(Expr):
     def read_on(self, text: str) -> tuple[int, Expr]:
         # A run would scan on from this state: while the value is unfinished, it resumes where
         # the scan stopped (before a token cut short), in the state reached there.
-        body = self.body
+        body, state = self.body, self.state
+        start, scanned = 0, state
         if body is not None:  # inside a string, most chunks stay there: one regex, no state
             end = body.match(text).end()  # type: ignore[union-attr]  # * always matches
             size = len(text)
@@ -132,8 +134,11 @@ class JsonContinue(Expr):
                 # the scan would stop there too: at the end, or before a backslash whose
                 # escape is not known yet (a chunk of escaped code often ends in one)
                 return end, self
-        state = self.state
-        outcome = (PYTHON if self.python else STRICT).scan(text, 0, state, final=False)
+            if text[end] == state.quote:  # it closes there: the scan reads on after it
+                after = closed(state)
+                if after is not None:
+                    start, scanned = end + 1, after
+        outcome = (PYTHON if self.python else STRICT).scan(text, start, scanned, final=False)
         if outcome.status != INCOMPLETE:
             self.seen = (text, outcome)  # the run that follows starts with this scan
             return -1, self
