@@ -5,7 +5,10 @@ For each benchmark format SGLang has a detector for, on `../shared/bench-inputs/
 output-<size>.txt`: the whole parse (ours: parse + mapping to an OpenAI message) and streams in
 16-byte and 1-byte chunks (ours: deltas folded by a client-side Accumulator; SGLang's: its call
 items joined per tool index). The two sides take turns within each round, so a change in the
-machine's load hits both alike; each cell is the best round, in CPU seconds of this process.
+machine's load hits both alike (who goes first alternates by round); each cell is the best
+round, in CPU seconds of this process. The ratio is the best rounds' ratio, with the median of
+the rounds' ratios beside it (a turn of each side, paired in order): a margin the median keeps
+holds on a loaded machine too.
 Both sides' calls (names, JSON-equal arguments) must equal each other and `expected-*.json`;
 reading them for that check is not timed.
 Without SGLang installed (the optional `bench-peers` extra) its column is skipped.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -133,20 +137,32 @@ def joined_calls(side: peers.Peer) -> Callable[[list[Any]], peers.Calls]:
 
 def compare(sides: list[peers.Peer], texts: tuple[str, ...], rounds: int,
             tokens: tuple[str, ...] = ()) -> dict[tuple[str, str], Any]:
-    """Time every side on every shape, taking turns; return best seconds and calls per cell."""
+    """Time every side on every shape, taking turns; return per cell the best seconds, the
+    calls of that run, and every round's seconds (for the median ratio)."""
     runs = {side.name: shape_runs(side, texts, tokens) for side in sides}
     readers = {side.name: joined_calls(side) for side in sides}
     best: dict[tuple[str, str], Any] = {}
-    for _ in range(rounds):
+    for round_ in range(rounds):
+        # Who goes first alternates: the side that runs right after the other may find the
+        # caches or the clock's frequency in another state.
+        order = sides if round_ % 2 == 0 else sides[::-1]
         for shape in SHAPES:
             # A whole parse takes milliseconds: several per round, or the machine's noise
             # outweighs the difference.
-            for side in sides * (WHOLE_REPEATS if shape == "whole" else 1):
+            for side in order * (WHOLE_REPEATS if shape == "whole" else 1):
                 seconds, calls = timed(runs[side.name][shape], readers[side.name])
                 key = (side.name, shape)
-                if key not in best or seconds < best[key][0]:
-                    best[key] = (seconds, calls)
+                if key not in best:
+                    best[key] = (seconds, calls, [])
+                elif seconds < best[key][0]:
+                    best[key] = (seconds, calls, best[key][2])
+                best[key][2].append(seconds)
     return best
+
+
+def median_ratio(theirs: list[float], ours: list[float]) -> float:
+    """Return the median of the per-round ratios (their time / ours, turns paired in order)."""
+    return statistics.median(a / b for a, b in zip(theirs, ours, strict=True))
 
 
 def expected_calls(name: str, size: str) -> peers.Calls:
@@ -167,13 +183,15 @@ def rows(label: str, sides: list[peers.Peer], texts: tuple[str, ...], want: peer
     for shape in SHAPES:
         cells = [label, shape]
         for side in sides:
-            seconds, calls = best[(side.name, shape)]
+            seconds, calls, _ = best[(side.name, shape)]
             speed = f" ({size / seconds / 1e6:.1f} MB/s)" if shape == "whole" else ""
             cells.append(f"{seconds:.4f} s{speed}")
         wrong = {side.name: difference(best[(side.name, shape)][1], want) for side in sides}
         if len(sides) > 1:
-            ratio = best[(sides[1].name, shape)][0] / best[(sides[0].name, shape)][0]
-            cells.append("–" if any(wrong.values()) else f"{ratio:.2f}x")
+            theirs, ours = best[(sides[1].name, shape)], best[(sides[0].name, shape)]
+            middle = median_ratio(theirs[2], ours[2])
+            cells.append("–" if any(wrong.values()) else
+                         f"{theirs[0] / ours[0]:.2f}x (median {middle:.2f}x)")
         elif columns > 1:
             cells += ["no SGLang detector for this format", "–"]
         found = "; ".join(f"{'ours' if name == sides[0].name else 'SGLang'} DIFFERENT: {why}"
@@ -263,7 +281,8 @@ def main() -> int:
         print(f"SGLang column skipped: {missing} (pip install '.[bench-peers]', then "
               "pip install --no-deps sglang==0.5.23; see bench/README.md)", file=sys.stderr)
         others = {}
-    header = ["output", "shape", "ours"] + (["SGLang", "SGLang time / ours"] if others else [])
+    ratio = "SGLang time / ours, best (median of rounds)"
+    header = ["output", "shape", "ours"] + (["SGLang", ratio] if others else [])
     print("| " + " | ".join([*header, "calls"]) + " |")
     print("|" + "---|" * (len(header) + 1))
     formats = args.format or ([] if args.pair else list(generated.FORMATS))
