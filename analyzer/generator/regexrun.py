@@ -113,47 +113,11 @@ class Shapes:
     def run(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
             base: int, texts: dict[str, Any]) -> int:
         """Run expr on text as `MatchState.rerun` does, partial, with an empty memo: from a
-        learned outcome where text is decided, else the tree (learning from it).
-
-        texts: the stream's decided outcomes by text (the point first: a stream meets the
-        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning)."""
-        met = texts.get(text)
-        if met is None or met[0] is not expr:
-            n = len(text)
-            spans: list[tuple[int, int]] = [(0, n)]
-            key: list[Any] = []
-            fixed: list[int] = []  # the parts whose texts the key holds
-            pos = 0
-            for segment in self.segments:
-                pos = segment.read(text, pos, n, spans, key, fixed)
-                if pos < 0:
-                    break
-            outcome = None
-            if pos == ENDED:
-                shape = tuple(key)
-                outcome = self.learned.get(shape)
-                if outcome is None:
-                    return self._learn(state, expr, text, memo, base, spans, shape, fixed)
-            if outcome is None or outcome is UNDECIDED:
-                self.misses += 1
-                if self.misses > GIVE_UP and not self.decides:
-                    POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
-                return state.rerun(expr, text, True, memo, base)
-            events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
-                shaky = outcome
-            # A list: the stream fills its last slot with its answer on the next chunks
-            # (StreamParser._steady: the same for the same point and text), UNSEEN until
-            # then.
-            met = [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
-                                 flags, info)
-                                for role, start, side, off, end, other, end_off, flags, info
-                                in events]),
-                   commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
-                   commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from,
-                   leaf, shaky, UNSEEN]
-            if len(texts) >= TEXTS_KEPT:
-                texts.clear()
-            texts[text] = met
+        learned outcome where text is decided, else the tree (learning from it); the state
+        is left as the tree leaves it."""
+        met = self.take(state, expr, text, memo, base, texts)
+        if type(met) is not list:
+            return met  # type: ignore[no-any-return]
         _, events, commits, resume, resume_pos, commit_events, need_end, unsafe_from, leaf, \
             shaky, _ = met
         state.text = text
@@ -171,6 +135,69 @@ class Shapes:
         state.leaf = leaf
         state.shaky = shaky
         return NEED
+
+    def take(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
+             base: int, texts: dict[str, Any]) -> Any:
+        """Return the outcome of a run of expr on text where text is decided: the stream's
+        kept outcome (a list: the point, events, commits, resume point, where it resumes,
+        final events, where the leaf waits, unsafe_from, the leaf, shaky, and the stream's
+        answer on the next chunks, UNSEEN until the stream gives it), without filling the
+        state (a stream reads the list: `StreamParser._met`). Elsewhere the tree runs on
+        the state (learning from it) and its outcome (an int) is returned.
+
+        texts: the stream's decided outcomes by text (the point first: a stream meets the
+        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning)."""
+        met = texts.get(text)
+        if met is not None and met[0] is expr:
+            return met
+        found = self.decide(expr, text, texts)
+        if type(found) is list:
+            return found
+        if found is not None:  # a shape not learned yet: the tree runs, and teaches it
+            return self._learn(state, expr, text, memo, base, *found)
+        self.misses += 1
+        if self.misses > GIVE_UP and not self.decides:
+            POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
+        return state.rerun(expr, text, True, memo, base)
+
+    def decide(self, expr: Expr, text: str, texts: dict[str, Any]) -> Any:
+        """Return the kept outcome of a run of expr on text where its shape is learned (a
+        list, as `take` gives it, kept in texts); where its shape is not learned yet, what
+        learning it needs (the parts' spans, the key, the fixed parts); None where the tree
+        runs (no decided shape, or one whose outcome has no places). Reads no state: a
+        stream asks it first (`StreamParser._advance`)."""
+        n = len(text)
+        spans: list[tuple[int, int]] = [(0, n)]
+        key: list[Any] = []
+        fixed: list[int] = []  # the parts whose texts the key holds
+        pos = 0
+        for segment in self.segments:
+            pos = segment.read(text, pos, n, spans, key, fixed)
+            if pos < 0:
+                break
+        if pos != ENDED:
+            return None
+        shape = tuple(key)
+        outcome = self.learned.get(shape)
+        if outcome is None:
+            return spans, shape, fixed
+        if outcome is UNDECIDED:
+            return None
+        events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
+            shaky = outcome
+        # A list: the stream fills its last slot with its answer on the next chunks
+        # (StreamParser._steady: the same for the same point and text), UNSEEN until then.
+        met = [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
+                             flags, info)
+                            for role, start, side, off, end, other, end_off, flags, info
+                            in events]),
+               commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
+               commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from,
+               leaf, shaky, UNSEEN]
+        if len(texts) >= TEXTS_KEPT:
+            texts.clear()
+        texts[text] = met
+        return met
 
     def _learn(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
                base: int, spans: list[tuple[int, int]], key: Any, fixed: list[int]) -> int:

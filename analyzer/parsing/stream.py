@@ -342,8 +342,13 @@ class StreamParser:
         A run held back before its leaf (a choice still open, its events tentative) repeats
         itself while the leaf reads on when no hold on the way may change with more input
         (`MatchState.shaky`): the same resume point, nothing final (HELD)."""
-        leaf: Any = state.leaf  # an Expr once leaf_kind says it can tell
-        events = state.events
+        return self._steady_of(state.leaf, state.events, state.commit_events,
+                               state.resume_pos, state.need_end, state.resume, state.shaky)
+
+    def _steady_of(self, leaf: Any, events: Any, commit: int, resume_pos: int,
+                   need_end: int, resume: Any, shaky: bool) -> Quiet | None:
+        """_steady's answer from a run's fields (a decided run fills no state: its kept
+        outcome gives them, `regexrun.Shapes.take`)."""
         kinds = self.kinds
         kind = kinds.get(leaf)
         if kind is None:
@@ -352,33 +357,32 @@ class StreamParser:
             kind = kinds[leaf] = leaf_kind(leaf)
         if kind == MUTE:
             return None  # a leaf that cannot tell: every chunk runs
-        commit, resume_pos = state.commit_events, state.resume_pos
-        at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
+        at = need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
         if kind == MOVES:
             tentative = events[commit:] if commit != len(events) else ()
-            return moving_quiet(state, leaf, tentative, at)
+            return moving_quiet(resume, resume_pos, leaf, tentative, at)
         size = len(self.buffer)
         capture: Any = UNKNOWN
         if commit != len(events):
             for event in events[commit:]:
                 if event[0] not in SILENT:
-                    return None if state.shaky else (leaf, at, HELD, None, None, False,
-                                                     wake_character(leaf))
+                    return None if shaky else (leaf, at, HELD, None, None, False,
+                                               wake_character(leaf))
         elif at or not size:
             pass
-        elif state.resume is not self.expr:
+        elif resume is not self.expr:
             # Resume points are kept one object per structure: a stream meets the same few
             # again and again, and head_capture's answer depends on the two objects alone:
             # so does the whole answer here (the leaf waits at the start of the text), kept.
             heads = self.heads
-            quiet = heads.get((state.resume, leaf))
+            quiet = heads.get((resume, leaf))
             if quiet is None:
                 if len(heads) >= HEADS_KEPT:
                     heads.clear()
-                quiet = heads[state.resume, leaf] = (leaf, 0, head_capture(state.resume, leaf),
-                                                     None, None, False, "")
+                quiet = heads[resume, leaf] = (leaf, 0, head_capture(resume, leaf), None, None,
+                                               False, "")
             return quiet
         elif not events:
             capture = None if resume_pos == size else UNKNOWN
@@ -403,10 +407,21 @@ class StreamParser:
             # the point's shapes nor a state: asked first. The outcome is the run's whatever
             # the point's table says since (kept outcomes go with the epoch).
             met = self.texts.get(self.buffer)
-            if (met is not None and met[0] is self.expr and met[10] is not UNSEEN
-                    and self.epoch == RESUME_EPOCH[0]):
-                self.shapeless = 0
-                return self._met(met)
+            if self.epoch == RESUME_EPOCH[0]:
+                if met is None or met[0] is not self.expr:
+                    # A point whose shapes are built: its regex may decide the text at
+                    # once (the loop's questions and a state to fill are for the tree).
+                    shapes = POINTS.get(self.expr)
+                    if shapes:  # not None, not NO_SHAPES
+                        met = shapes.decide(self.expr, self.buffer, self.texts)
+                        if type(met) is not list:
+                            met = None
+                if met is not None and met[0] is self.expr:
+                    self.shapeless = 0
+                    if met[10] is UNSEEN:
+                        met[10] = self._steady_of(met[8], met[1], met[5], met[4], met[6],
+                                                  met[3], met[9])
+                    return self._met(met)
         deltas: list[Delta] = []
         state = self.state
         while not self.raw:
@@ -426,14 +441,17 @@ class StreamParser:
                     self.shapeless = 0
                     if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
                         self.texts, self.epoch = {}, RESUME_EPOCH[0]
-                    met = self.texts.get(self.buffer)
-                    if met is not None and met[0] is expr and met[10] is not UNSEEN:
-                        return deltas + self._met(met)  # after a break: decided here before
             if shapes is NO_SHAPES:
                 outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
             else:  # a run its resume point's regex may decide (regexrun.Shapes)
-                outcome = shapes.run(state, expr, self.buffer, self.memo, self.offset,
-                                     self.texts)
+                outcome = shapes.take(state, expr, self.buffer, self.memo, self.offset,
+                                      self.texts)
+                if type(outcome) is list:  # decided: the kept outcome, no state filled
+                    if outcome[10] is UNSEEN:
+                        outcome[10] = self._steady_of(outcome[8], outcome[1], outcome[5],
+                                                      outcome[4], outcome[6], outcome[3],
+                                                      outcome[9])
+                    return deltas + self._met(outcome)
             if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
@@ -451,10 +469,6 @@ class StreamParser:
             if events:
                 deltas += self._emit(events)
             self.quiet = self._steady(state)
-            if shapes is not NO_SHAPES:
-                met = self.texts.get(self.buffer)
-                if met is not None and met[0] is expr:  # decided: its answer is kept too
-                    met[10] = self.quiet
             self.expr = state.resume
             pos = state.resume_pos
             if pos:  # _drop(pos), inlined: most runs drop text
@@ -610,16 +624,17 @@ def head_capture(resume: Any, leaf: Expr) -> Any:
     return UNKNOWN
 
 
-def moving_quiet(state: MatchState, leaf: Expr, tentative: Any, at: int) -> Quiet | None:
+def moving_quiet(resume: Any, resume_pos: int, leaf: Expr, tentative: Any,
+                 at: int) -> Quiet | None:
     """Return how a stream may skip runs while a leaf that moves reads on: only from the head
     of the resume point (head_capture), where its capture stretches; the one tentative event
     allowed is that capture's own unfinished tail (a token cut short, resumed from its
     start)."""
-    capture = head_capture(state.resume, leaf)
+    capture = head_capture(resume, leaf)
     if capture is UNKNOWN:
         return None
     if tentative and (len(tentative) > 1 or tentative[0][0] is not capture[0]
-                      or tentative[0][1] != state.resume_pos):
+                      or tentative[0][1] != resume_pos):
         return None
     return (leaf, at, capture, None, None, True, "")
 
