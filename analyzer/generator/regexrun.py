@@ -187,13 +187,16 @@ class Shapes:
             shaky = outcome
         # A list: the stream fills its last slot with its answer on the next chunks
         # (StreamParser._steady: the same for the same point and text), UNSEEN until then.
-        met = [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
-                             flags, info)
-                            for role, start, side, off, end, other, end_off, flags, info
-                            in events]),
-               commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
-               commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from,
-               leaf, shaky, UNSEEN]
+        # A loop, not a comprehension: a comprehension's own frame costs more than its one
+        # or two events (a run's usual count).
+        placed = []
+        for role, start, side, off, end, other, end_off, flags, info in events:
+            placed.append((role, spans[start][side] + off, spans[end][other] + end_off, flags,
+                           info))
+        part, side, off = resume_at
+        need_part, need_side, need_off = need_at
+        met = [expr, placed, commits, resume, spans[part][side] + off, commit_events,
+               spans[need_part][need_side] + need_off, unsafe_from, leaf, shaky, UNSEEN]
         if len(texts) >= TEXTS_KEPT:
             texts.clear()
         texts[text] = met

@@ -42,21 +42,28 @@ def built_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def met_points(parser: p.Parser, chunks: list[str]) -> list[tuple[Any, str]]:
     """Every (resume point, text) a stream of these chunks runs from, with its regex."""
     met: list[tuple[Any, str]] = []
-    run = regexrun.Shapes.run
+    take, decide = regexrun.Shapes.take, regexrun.Shapes.decide
 
     def spy(self: regexrun.Shapes, state: MatchState, expr: p.Expr, text: str,
-            memo: dict[Any, Any], base: int, texts: dict[str, Any]) -> int:
+            memo: dict[Any, Any], base: int, texts: dict[str, Any]) -> Any:
         met.append((expr, text))
-        return run(self, state, expr, text, memo, base, texts)
+        return take(self, state, expr, text, memo, base, texts)
 
-    regexrun.Shapes.run = spy  # type: ignore[method-assign]
+    def decide_spy(self: regexrun.Shapes, expr: p.Expr, text: str,
+                   texts: dict[str, Any]) -> Any:  # a stream asks this first
+        met.append((expr, text))
+        return decide(self, expr, text, texts)
+
+    regexrun.Shapes.take = spy  # type: ignore[method-assign]
+    regexrun.Shapes.decide = decide_spy  # type: ignore[method-assign]
     try:
         stream = StreamParser(parser)
         for chunk in chunks:
             stream.feed(chunk)
         stream.finish()
     finally:
-        regexrun.Shapes.run = run  # type: ignore[method-assign]
+        regexrun.Shapes.take = take  # type: ignore[method-assign]
+        regexrun.Shapes.decide = decide  # type: ignore[method-assign]
     return met
 
 
@@ -73,6 +80,19 @@ def left(state: MatchState, outcome: int, memo: dict[Any, Any], stream: StreamPa
             state.text, state.n, state.base,
             None if steady is None else tuple(same(x) if i in (0, 4) else x
                                               for i, x in enumerate(steady)))
+
+
+def kept_answer(shapes: Any, stream: StreamParser, point: p.Expr, text: str,
+                same: Any) -> Any:
+    """The stream's answer on the next chunks as a decided run gives it: from the kept
+    outcome's fields (`Shapes.decide`, `StreamParser._steady_of`), no state filled."""
+    met = shapes.decide(point, text, {})
+    assert type(met) is list, text  # decided by the regex: decide gives the kept outcome
+    stream.expr, stream.buffer = point, text
+    stream.heads, stream.kinds = {}, {}
+    steady = stream._steady_of(met[8], met[1], met[5], met[4], met[6], met[3], met[9])
+    return None if steady is None else tuple(same(x) if i in (0, 4) else x
+                                             for i, x in enumerate(steady))
 
 
 def tree_runs(point: p.Expr, text: str) -> tuple[MatchState, int, dict[Any, Any], Any]:
@@ -129,6 +149,9 @@ def every_cut_agrees(parser: p.Parser, chunks: list[str]) -> int:
                 same = id if taken else same
                 assert left(regex_state, fast, regex_memo, stream, point, piece, same) == left(
                     tree_state, tree, tree_memo, stream, point, piece, same), (cut, piece, point)
+                if taken:
+                    assert kept_answer(shapes, stream, point, piece, same) == left(
+                        tree_state, tree, tree_memo, stream, point, piece, same)[-1], piece
                 break
     return decided
 
