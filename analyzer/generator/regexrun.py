@@ -53,7 +53,14 @@ from analyzer.generator.build import (
     SpacedLiteral,
 )
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
-from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
+from analyzer.parsing.stream import (
+    GRAMMAR_CHECKS,
+    NO_SHAPES,
+    POINTS,
+    SHAPE_BUILDERS,
+    UNREAD,
+    UNSEEN,
+)
 from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
 from analyzer.peg.expressions import (
     Choice,
@@ -137,7 +144,7 @@ class Shapes:
         return NEED
 
     def take(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
-             base: int, texts: dict[str, Any]) -> Any:
+             base: int, texts: dict[str, Any], found: Any = UNREAD) -> Any:
         """Return the outcome of a run of expr on text where text is decided: the stream's
         kept outcome (a list: the point, events, commits, resume point, where it resumes,
         final events, where the leaf waits, unsafe_from, the leaf, shaky, and the stream's
@@ -146,18 +153,17 @@ class Shapes:
         the state (learning from it) and its outcome (an int) is returned.
 
         texts: the stream's decided outcomes by text (the point first: a stream meets the
-        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning)."""
+        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning).
+        found: what `decide` gave on this text already (UNREAD: not asked)."""
         met = texts.get(text)
         if met is not None and met[0] is expr:
             return met
-        found = self.decide(expr, text, texts)
+        if found is UNREAD:
+            found = self.decide(expr, text, texts)
         if type(found) is list:
             return found
         if found is not None:  # a shape not learned yet: the tree runs, and teaches it
             return self._learn(state, expr, text, memo, base, *found)
-        self.misses += 1
-        if self.misses > GIVE_UP and not self.decides:
-            POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
         return state.rerun(expr, text, True, memo, base)
 
     def decide(self, expr: Expr, text: str, texts: dict[str, Any]) -> Any:
@@ -175,13 +181,15 @@ class Shapes:
             pos = segment.read(text, pos, n, spans, key, fixed)
             if pos < 0:
                 break
-        if pos != ENDED:
-            return None
-        shape = tuple(key)
-        outcome = self.learned.get(shape)
-        if outcome is None:
-            return spans, shape, fixed
-        if outcome is UNDECIDED:
+        if pos == ENDED:
+            shape = tuple(key)
+            outcome = self.learned.get(shape)
+            if outcome is None:
+                return spans, shape, fixed
+        if pos != ENDED or outcome is UNDECIDED:
+            self.misses += 1  # the tree runs
+            if self.misses > GIVE_UP and not self.decides:
+                POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
             return None
         events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
             shaky = outcome

@@ -90,6 +90,7 @@ NO_SHAPES: Any = False
 # holding a JSON scan's state is a new object at every run: each asks the builders anew).
 SHAPELESS = 64
 UNSEEN: Any = object()  # a decided outcome's answer on the next chunks, not known yet
+UNREAD: Any = object()  # a text the point's shapes have not read yet (regexrun.Shapes.take)
 SHAPE_BUILDERS: list[Callable[[Expr], Any]] = []
 # Whether a grammar has any point a regex may decide (regexrun gives the check): a stream of
 # a grammar without one (a JSON call's) never asks, as asking costs its runs a few percent.
@@ -402,6 +403,7 @@ class StreamParser:
         quiet, self.quiet = self.quiet, None
         if quiet is not None and quiet[4] is not None:  # its head: a moved leaf's old state
             self.expr = with_leaf(self.expr, quiet[4], quiet[0])
+        found: Any = UNREAD  # what the point's shapes read of the text, for the loop's run
         if partial and self.decided and not self.memo and not self.raw:
             # A text decided here before (most decided runs of a long stream) needs neither
             # the point's shapes nor a state: asked first. The outcome is the run's whatever
@@ -413,9 +415,9 @@ class StreamParser:
                     # once (the loop's questions and a state to fill are for the tree).
                     shapes = POINTS.get(self.expr)
                     if shapes:  # not None, not NO_SHAPES
-                        met = shapes.decide(self.expr, self.buffer, self.texts)
+                        found = met = shapes.decide(self.expr, self.buffer, self.texts)
                         if type(met) is not list:
-                            met = None
+                            met = None  # the loop's run takes what decide read
                 if met is not None and met[0] is self.expr:
                     self.shapeless = 0
                     if met[10] is UNSEEN:
@@ -441,17 +443,18 @@ class StreamParser:
                     self.shapeless = 0
                     if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
                         self.texts, self.epoch = {}, RESUME_EPOCH[0]
-            if shapes is NO_SHAPES:
+            if shapes is NO_SHAPES or found is None:  # (None: decide said the tree runs)
                 outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
             else:  # a run its resume point's regex may decide (regexrun.Shapes)
                 outcome = shapes.take(state, expr, self.buffer, self.memo, self.offset,
-                                      self.texts)
+                                      self.texts, found)
                 if type(outcome) is list:  # decided: the kept outcome, no state filled
                     if outcome[10] is UNSEEN:
                         outcome[10] = self._steady_of(outcome[8], outcome[1], outcome[5],
                                                       outcome[4], outcome[6], outcome[3],
                                                       outcome[9])
                     return deltas + self._met(outcome)
+            found = UNREAD  # after a break, another text
             if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
@@ -468,7 +471,9 @@ class StreamParser:
                 events = events[: state.commit_events]
             if events:
                 deltas += self._emit(events)
-            self.quiet = self._steady(state)
+            self.quiet = self._steady_of(state.leaf, state.events, state.commit_events,
+                                         state.resume_pos, state.need_end, state.resume,
+                                         state.shaky)  # _steady, one frame fewer
             self.expr = state.resume
             pos = state.resume_pos
             if pos:  # _drop(pos), inlined: most runs drop text
