@@ -45,9 +45,10 @@ def met_points(parser: p.Parser, chunks: list[str]) -> list[tuple[Any, str]]:
     take, decide = regexrun.Shapes.take, regexrun.Shapes.decide
 
     def spy(self: regexrun.Shapes, state: MatchState, expr: p.Expr, text: str,
-            memo: dict[Any, Any], base: int, texts: dict[str, Any]) -> Any:
+            memo: dict[Any, Any], base: int, texts: dict[str, Any],
+            found: Any = streaming.UNREAD) -> Any:
         met.append((expr, text))
-        return take(self, state, expr, text, memo, base, texts)
+        return take(self, state, expr, text, memo, base, texts, found)
 
     def decide_spy(self: regexrun.Shapes, expr: p.Expr, text: str,
                    texts: dict[str, Any]) -> Any:  # a stream asks this first
