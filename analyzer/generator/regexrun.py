@@ -126,7 +126,7 @@ class Shapes:
         if type(met) is not list:
             return met  # type: ignore[no-any-return]
         _, events, commits, resume, resume_pos, commit_events, need_end, unsafe_from, leaf, \
-            shaky, _ = met
+            shaky, _, _ = met
         state.text = text
         state.n = len(text)
         state.partial = True
@@ -192,7 +192,7 @@ class Shapes:
                 POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
             return None
         events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
-            shaky = outcome
+            shaky, _ = outcome
         # A list: the stream fills its last slot with its answer on the next chunks
         # (StreamParser._steady: the same for the same point and text), UNSEEN until then.
         # A loop, not a comprehension: a comprehension's own frame costs more than its one
@@ -204,7 +204,8 @@ class Shapes:
         part, side, off = resume_at
         need_part, need_side, need_off = need_at
         met = [expr, placed, commits, resume, spans[part][side] + off, commit_events,
-               spans[need_part][need_side] + need_off, unsafe_from, leaf, shaky, UNSEEN]
+               spans[need_part][need_side] + need_off, unsafe_from, leaf, shaky, UNSEEN,
+               outcome]
         if len(texts) >= TEXTS_KEPT:
             texts.clear()
         texts[text] = met
@@ -250,9 +251,11 @@ class Shapes:
         if resume_at is None or need_at is None:
             return outcome
         self.decides = True
-        learned[key] = (tuple(events), state.commits, state.resume, resume_at,
+        # A list: its last slot keeps a stream's answer on the next chunks where every
+        # text of the key gets the same (StreamParser._advance), None until then.
+        learned[key] = [tuple(events), state.commits, state.resume, resume_at,
                         state.commit_events, need_at, state.unsafe_from, state.leaf,
-                        state.shaky)
+                        state.shaky, None]
         return outcome
 
 

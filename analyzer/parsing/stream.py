@@ -420,9 +420,19 @@ class StreamParser:
                             met = None  # the loop's run takes what decide read
                 if met is not None and met[0] is self.expr:
                     self.shapeless = 0
-                    if met[10] is UNSEEN:
-                        met[10] = self._steady_of(met[8], met[1], met[5], met[4], met[6],
-                                                  met[3], met[9])
+                    if met[10] is UNSEEN:  # _steady's answer for this text, not known yet
+                        # Where the key's answer is the same for all its texts (its leaf
+                        # waits at the start of the text, or ahead: `_keep_answer`), it is
+                        # the one kept for the key, without asking.
+                        kept, at = met[11][9], met[6] - met[4]
+                        if kept is None or kept[0] is not type(self):
+                            met[10] = self._keep_answer(met, at)
+                        elif kept[1] is None:
+                            met[10] = (met[8], at, UNKNOWN, None, None, False, "") if at > 0 \
+                                else self._keep_answer(met, at)
+                        else:
+                            met[10] = kept[1] if at == 0 and self.buffer else \
+                                self._keep_answer(met, at)
                     return self._met(met)
         deltas: list[Delta] = []
         state = self.state
@@ -490,11 +500,28 @@ class StreamParser:
         self._drop(len(self.buffer))
         return deltas
 
+    def _keep_answer(self, met: list[Any], at: int) -> Quiet | None:
+        """Return _steady's answer for a decided run's kept outcome (`regexrun.Shapes.decide`),
+        and keep it for its key where every text of the key has it: where its leaf waits
+        ahead in the text (the answer: that leaf, where it waits, its capture UNKNOWN), or
+        where it waits at the start of a text that resumes elsewhere (the answer kept per
+        resume point and leaf, `heads`). Kept per stream class (a class that answers
+        otherwise keeps nothing: `tests/skipping_streams.AlwaysRuns`)."""
+        leaf, resume = met[8], met[3]
+        quiet = self._steady_of(leaf, met[1], met[5], met[4], met[6], resume, met[9])
+        if quiet is None or type(self)._steady_of is not StreamParser._steady_of:
+            return quiet
+        if at > 0 and quiet[2] is UNKNOWN and quiet[0] is leaf and not quiet[5]:
+            met[11][9] = (type(self), None)  # the answer's only part that varies: at
+        elif at == 0 and self.buffer and quiet is self.heads.get((resume, leaf)):
+            met[11][9] = (type(self), quiet)
+        return quiet
+
     def _met(self, met: list[Any]) -> list[Delta]:
         """Take a decided run's outcome a stream kept for its text (regexrun.Shapes.run):
         its final events mapped, its answer on the next chunks, its resume point, the text
         before it dropped; as _advance does after a run."""
-        _, events, _, resume, pos, commit, _, _, _, _, quiet = met
+        _, events, _, resume, pos, commit, _, _, _, _, quiet, _ = met
         deltas = self._emit(events if commit == len(events) else events[:commit]) if commit else []
         self.quiet = quiet
         self.expr = resume

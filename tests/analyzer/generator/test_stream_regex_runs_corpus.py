@@ -157,9 +157,36 @@ def every_cut_agrees(parser: p.Parser, chunks: list[str]) -> int:
     return decided
 
 
+class AsksEachAnswer(StreamParser):
+    """A stream that checks each decided run's answer on the next chunks (kept for its text,
+    or for its key: `StreamParser._keep_answer`) against `_steady_of` asked anew."""
+
+    keyed = 0  # decided runs whose key keeps its answer
+
+    def _met(self, met: list[Any]) -> list[Any]:
+        self.heads, self.kinds = {}, {}
+        fresh = self._steady_of(met[8], met[1], met[5], met[4], met[6], met[3], met[9])
+        assert met[10] == fresh, (self.buffer, met[10], fresh)
+        self.keyed += met[11][9] is not None
+        return super()._met(met)
+
+
+def answers_agree(parser: p.Parser, chunks: list[str]) -> int:
+    """Stream the chunks twice (keys learned, then kept answers taken); return how many
+    decided runs of the second stream had their key's answer kept."""
+    for _ in range(2):
+        stream = AsksEachAnswer(parser)
+        for chunk in chunks:
+            stream.feed(chunk)
+        stream.finish()
+    return stream.keyed
+
+
 def whole_streams_agree(parser: p.Parser, chunks_of: Any) -> None:
-    """Deltas, message, deviations and problems, with the regexes and without."""
+    """Deltas, message, deviations and problems, with the regexes and without; and each
+    decided run's answer on the next chunks is the one `_steady_of` gives."""
     for size in SIZES:
+        answers_agree(parser, chunks_of(size))
         results = []
         for on in (True, False, True):
             stream = StreamParser(parser)
@@ -215,6 +242,8 @@ def test_every_cut_of_a_bench_output_a_regex_decides_is_the_tree_run(name: str) 
                                               for at in range(0, len(text), size)])
     if name == "qwen3-coder":
         assert decided > 100  # the parameter loop's runs are decided by its regex
+        # and most of a 16-byte stream's decided runs take their key's kept answer
+        assert answers_agree(parser, [text[at:at + 16] for at in range(0, len(text), 16)]) > 30
 
 
 def rendered_pairs() -> list[str]:
