@@ -181,12 +181,13 @@ class Shapes:
             pos = segment.read(text, pos, n, spans, key, fixed)
             if pos < 0:
                 break
+        outcome: Any = UNDECIDED
         if pos == ENDED:
             shape = tuple(key)
             outcome = self.learned.get(shape)
             if outcome is None:
                 return spans, shape, fixed
-        if pos != ENDED or outcome is UNDECIDED:
+        if outcome is UNDECIDED:
             self.misses += 1  # the tree runs
             if self.misses > GIVE_UP and not self.decides:
                 POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
