@@ -408,17 +408,18 @@ class StreamParser:
             # A text decided here before (most decided runs of a long stream) needs neither
             # the point's shapes nor a state: asked first. The outcome is the run's whatever
             # the point's table says since (kept outcomes go with the epoch).
-            met = self.texts.get(self.buffer)
+            buffer, expr = self.buffer, self.expr
+            met = self.texts.get(buffer)
             if self.epoch == RESUME_EPOCH[0]:
-                if met is None or met[0] is not self.expr:
+                if met is None or met[0] is not expr:
                     # A point whose shapes are built: its regex may decide the text at
                     # once (the loop's questions and a state to fill are for the tree).
-                    shapes = POINTS.get(self.expr)
+                    shapes = POINTS.get(expr)
                     if shapes:  # not None, not NO_SHAPES
-                        found = met = shapes.decide(self.expr, self.buffer, self.texts)
+                        found = met = shapes.decide(expr, buffer, self.texts)
                         if type(met) is not list:
                             met = None  # the loop's run takes what decide read
-                if met is not None and met[0] is self.expr:
+                if met is not None and met[0] is expr:
                     self.shapeless = 0
                     if met[10] is UNSEEN:  # _steady's answer for this text, not known yet
                         # Where the key's answer is the same for all its texts (its leaf
@@ -431,9 +432,20 @@ class StreamParser:
                             met[10] = (met[8], at, UNKNOWN, None, None, False, "") if at > 0 \
                                 else self._keep_answer(met, at)
                         else:
-                            met[10] = kept[1] if at == 0 and self.buffer else \
+                            met[10] = kept[1] if at == 0 and buffer else \
                                 self._keep_answer(met, at)
-                    return self._met(met)
+                    # _met, inlined (every decided run comes here)
+                    _, events, _, self.expr, pos, commit, _, _, _, _, self.quiet, _ = met
+                    deltas = self._emit(events if commit == len(events) else events[:commit]) \
+                        if commit else []
+                    if pos:  # _drop(pos), inlined (no memo: decided runs leave none)
+                        gone = self.gone
+                        gone.append(buffer[:pos])
+                        self.buffer = buffer[pos:]
+                        self.offset += pos
+                        if len(gone) > GONE_PIECES:
+                            self._origin()
+                    return deltas
         deltas: list[Delta] = []
         state = self.state
         while not self.raw:

@@ -157,29 +157,38 @@ def every_cut_agrees(parser: p.Parser, chunks: list[str]) -> int:
     return decided
 
 
-class AsksEachAnswer(StreamParser):
-    """A stream that checks each decided run's answer on the next chunks (kept for its text,
-    or for its key: `StreamParser._keep_answer`) against `_steady_of` asked anew."""
-
-    keyed = 0  # decided runs whose key keeps its answer
-
-    def _met(self, met: list[Any]) -> list[Any]:
-        self.heads, self.kinds = {}, {}
-        fresh = self._steady_of(met[8], met[1], met[5], met[4], met[6], met[3], met[9])
-        assert met[10] == fresh, (self.buffer, met[10], fresh)
-        self.keyed += met[11][9] is not None
-        return super()._met(met)
-
-
 def answers_agree(parser: p.Parser, chunks: list[str]) -> int:
-    """Stream the chunks twice (keys learned, then kept answers taken); return how many
-    decided runs of the second stream had their key's answer kept."""
-    for _ in range(2):
-        stream = AsksEachAnswer(parser)
-        for chunk in chunks:
-            stream.feed(chunk)
-        stream.finish()
-    return stream.keyed
+    """Stream the chunks twice (keys learned, then kept answers taken): each decided run's
+    answer on the next chunks (kept for its key where every text of the key has it,
+    `StreamParser._keep_answer`) is the one `_steady_of` gives anew for its text. Return how
+    many decided runs of the second stream had their key's answer kept."""
+    decided: list[tuple[list[Any], p.Expr, str]] = []
+    decide = regexrun.Shapes.decide
+
+    def spy(self: regexrun.Shapes, expr: p.Expr, text: str, texts: dict[str, Any]) -> Any:
+        found = decide(self, expr, text, texts)
+        if type(found) is list:
+            decided.append((found, expr, text))
+        return found
+
+    regexrun.Shapes.decide = spy  # type: ignore[method-assign]
+    try:
+        for _ in range(2):
+            decided.clear()
+            stream = StreamParser(parser)
+            for chunk in chunks:
+                stream.feed(chunk)
+            stream.finish()
+    finally:
+        regexrun.Shapes.decide = decide  # type: ignore[method-assign]
+    keyed = 0
+    for met, expr, text in decided:
+        asked = StreamParser(parser)
+        asked.expr, asked.buffer = expr, text
+        fresh = asked._steady_of(met[8], met[1], met[5], met[4], met[6], met[3], met[9])
+        assert met[10] == fresh, (text, met[10], fresh)
+        keyed += met[11][9] is not None
+    return keyed
 
 
 def whole_streams_agree(parser: p.Parser, chunks_of: Any) -> None:
