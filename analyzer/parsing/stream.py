@@ -436,7 +436,7 @@ class StreamParser:
                                 self._keep_answer(met, at)
                     # _met, inlined (every decided run comes here)
                     _, events, _, self.expr, pos, commit, _, _, _, _, self.quiet, _ = met
-                    deltas = self._emit(events if commit == len(events) else events[:commit]) \
+                    sent = self._emit(events if commit == len(events) else events[:commit]) \
                         if commit else []
                     if pos:  # _drop(pos), inlined (no memo: decided runs leave none)
                         gone = self.gone
@@ -445,7 +445,7 @@ class StreamParser:
                         self.offset += pos
                         if len(gone) > GONE_PIECES:
                             self._origin()
-                    return deltas
+                    return sent
         deltas: list[Delta] = []
         state = self.state
         while not self.raw:
