@@ -107,11 +107,16 @@ class Shapes:
     of the text: `ValueSegment`, `LoopSegment`, `ClosingSegment`), and the outcomes learned
     per key."""
 
-    __slots__ = ("segments", "learned", "misses", "decides")
+    __slots__ = ("segments", "learned", "misses", "decides", "kept")
 
     def __init__(self, segments: tuple[Any, ...]) -> None:
         self.segments = segments
         self.learned: dict[Any, Any] = {}
+        # The (resume point, leaf) pairs a second tree run gave again, the very same objects:
+        # a run of another key that gives one of them gives kept objects (it built neither:
+        # both were there before it), and is not run twice to tell.
+        # By their ids (a leaf need not be hashable), the pair itself (held: ids not reused).
+        self.kept: dict[tuple[int, int], tuple[Any, Any]] = {}
         # Runs the tree ran, and whether any shape was learned: a point whose texts never
         # have one (a JSON call's points, with closings only) stops being read.
         self.misses = 0
@@ -220,15 +225,20 @@ class Shapes:
         learned = self.learned
         if len(learned) >= KEYS_KEPT:
             learned.clear()
+            self.kept.clear()
         learned[key] = UNDECIDED
         if outcome != NEED or memo:
             return outcome
         # Only kept objects: a run that builds its resume point or leaf anew each time (a
         # scan's new state) is not one to give the same objects again.
-        again = MatchState("", True, traced=False)
-        if (again.rerun(expr, text, True, {}, base) != NEED or again.resume is not state.resume
-                or again.leaf is not state.leaf):
-            return outcome
+        ids = (id(state.resume), id(state.leaf))
+        pair = self.kept.get(ids)
+        if pair is None or pair[0] is not state.resume or pair[1] is not state.leaf:
+            again = MatchState("", True, traced=False)
+            if (again.rerun(expr, text, True, {}, base) != NEED
+                    or again.resume is not state.resume or again.leaf is not state.leaf):
+                return outcome
+            self.kept[ids] = (state.resume, state.leaf)
 
         def place(at: int) -> tuple[int, int, int] | None:
             for index, span in enumerate(spans):
@@ -277,7 +287,7 @@ class ValueSegment:
              key: list[Any], fixed: list[int]) -> int:
         found = self.pattern.match(text, pos)
         assert found is not None  # both groups may be empty
-        value, space = found.span(1), found.span(2)
+        _, value, space = found.regs  # (not two span() calls: a method call each)
         at = space[1]
         rest = text[at:]
         if rest in self.tails:
@@ -376,24 +386,30 @@ class LoopSegment:
             if lead is not None:
                 branch = self.branches.get(lead.group())
                 if branch is not None:
+                    # The groups read from the match's regs, not by a method call each
                     found = branch[0].fullmatch(text, pos)
-                    if found is not None and found.group(6) not in branch[2]:
-                        found = None  # it ends in no beginning of the value's markers
-                    if found is None and branch[1] is not None:
+                    regs = None if found is None else found.regs
+                    begun = regs is not None
+                    if begun:
+                        tail = text[regs[6][0]:regs[6][1]]  # type: ignore[index]
+                        if tail not in branch[2]:
+                            regs = None  # it ends in no beginning of the value's markers
+                            begun = False
+                    if regs is None and branch[1] is not None:
                         found = branch[1].match(text, pos)
-                    if found is not None:
-                        regs = found.regs
+                        if found is not None:
+                            regs = found.regs
+                            tail = text[regs[6][0]:regs[6][1]]
+                    if regs is not None:
                         size = len(spans) - 1  # regs[group] is spans[size + group]
                         fixed += (size + 2, size + 5, size + 6)
                         spans += regs[1:]
-                        (lead_at, lead_end), (space_at, space_end), (tail_at, tail_end) = (
-                            regs[2], regs[5], regs[6])
-                        end = found.end()
+                        (lead_at, lead_end), (space_at, space_end) = regs[2], regs[5]
+                        end = regs[0][1]
                         key += ("argument" if end == n else "closed", text[lead_at:lead_end],
                                 start == pos, regs[3][0] == regs[3][1],
-                                regs[4][0] == regs[4][1], text[space_at:space_end],
-                                text[tail_at:tail_end])
-                        if end == n and found.re is branch[0]:
+                                regs[4][0] == regs[4][1], text[space_at:space_end], tail)
+                        if end == n and begun:
                             return ENDED
                         pos, spaced = end, True
                         continue

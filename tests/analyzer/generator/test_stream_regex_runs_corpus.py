@@ -413,3 +413,48 @@ def test_a_point_is_built_only_once_streams_ran_from_it_often(monkeypatch: pytes
         messages.append(accumulate(deltas))
         assert bool(built) == (after == 1), after
     assert messages[0] == messages[1] == parser.parse(rendering)
+
+
+def test_a_key_whose_run_gives_a_kept_resume_point_and_leaf_is_learned_from_one_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new key is learned from two tree runs (the second tells the resume point and leaf
+    are kept objects), or from one where an earlier key's two runs gave that very pair; what
+    is learned either way is the tree's run, the same objects."""
+    if not bench_formats():
+        pytest.skip("no shared bench inputs")
+    from bench import generated
+    tools = json.loads((INPUTS / "tools.json").read_text(encoding="utf-8"))
+    parser = generated.GRAMMARS["qwen3-coder"](tools)
+    text = (INPUTS / "qwen3-coder" / "output-25k.txt").read_text(encoding="utf-8")[:BENCH_CHARS]
+    met = met_points(parser, [text[at:at + 16] for at in range(0, len(text), 16)])
+    tree_calls: list[None] = []
+    rerun = MatchState.rerun
+
+    def counted(self: MatchState, *args: Any) -> int:
+        tree_calls.append(None)
+        return rerun(self, *args)
+
+    fresh: dict[int, regexrun.Shapes] = {}
+    learned_once = learned_twice = 0
+    stream = StreamParser(parser)
+    for point, piece in met:
+        built = streaming.shapes_of(point)
+        if built is streaming.NO_SHAPES:
+            continue
+        shapes = fresh.setdefault(id(point), regexrun.Shapes(built.segments))
+        keys = len(shapes.learned)
+        monkeypatch.setattr(MatchState, "rerun", counted)
+        state, memo = MatchState("", True, traced=False), {}
+        runs = len(tree_calls)
+        outcome = shapes.run(state, point, piece, memo, 7, {})
+        monkeypatch.setattr(MatchState, "rerun", rerun)
+        if len(shapes.learned) == keys or shapes.learned.get(
+                next(reversed(shapes.learned))) is regexrun.UNDECIDED:
+            continue  # not a new key, or one that is not decided
+        learned_once += len(tree_calls) - runs == 1
+        learned_twice += len(tree_calls) - runs == 2
+        again = MatchState("", True, traced=False)
+        decided = shapes.run(again, point, piece, {}, 7, {})  # from what was learned
+        assert left(again, decided, {}, stream, point, piece, id) == left(
+            state, outcome, memo, stream, point, piece, id), piece
+    assert learned_twice and learned_once  # pairs recur across keys (28 and 75 here)
