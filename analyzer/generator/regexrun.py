@@ -123,7 +123,7 @@ class Shapes:
         self.decides = False
 
     def run(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
-            base: int, texts: dict[str, Any]) -> int:
+            base: int, texts: dict[tuple[Any, str], Any]) -> int:
         """Run expr on text as `MatchState.rerun` does, partial, with an empty memo: from a
         learned outcome where text is decided, else the tree (learning from it); the state
         is left as the tree leaves it."""
@@ -149,7 +149,7 @@ class Shapes:
         return NEED
 
     def take(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
-             base: int, texts: dict[str, Any], found: Any = UNREAD) -> Any:
+             base: int, texts: dict[tuple[Any, str], Any], found: Any = UNREAD) -> Any:
         """Return the outcome of a run of expr on text where text is decided: the stream's
         kept outcome (a list: the point, events, commits, resume point, where it resumes,
         final events, where the leaf waits, unsafe_from, the leaf, shaky, and the stream's
@@ -157,11 +157,11 @@ class Shapes:
         state (a stream reads the list: `StreamParser._met`). Elsewhere the tree runs on
         the state (learning from it) and its outcome (an int) is returned.
 
-        texts: the stream's decided outcomes by text (the point first: a stream meets the
-        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning).
+        texts: the stream's decided outcomes by point and text (a stream meets the same few
+        texts again and again, `\n</parameter>\n<parameter=`, a name's beginning).
         found: what `decide` gave on this text already (UNREAD: not asked)."""
-        met = texts.get(text)
-        if met is not None and met[0] is expr:
+        met = texts.get((expr, text))
+        if met is not None:
             return met
         if found is UNREAD:
             found = self.decide(expr, text, texts)
@@ -171,7 +171,7 @@ class Shapes:
             return self._learn(state, expr, text, memo, base, *found)
         return state.rerun(expr, text, True, memo, base)
 
-    def decide(self, expr: Expr, text: str, texts: dict[str, Any]) -> Any:
+    def decide(self, expr: Expr, text: str, texts: dict[tuple[Any, str], Any]) -> Any:
         """Return the kept outcome of a run of expr on text where its shape is learned (a
         list, as `take` gives it, kept in texts); where its shape is not learned yet, what
         learning it needs (the parts' spans, the key, the fixed parts); None where the tree
@@ -214,7 +214,7 @@ class Shapes:
                outcome]
         if len(texts) >= TEXTS_KEPT:
             texts.clear()
-        texts[text] = met
+        texts[expr, text] = met
         return met
 
     def _learn(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],

@@ -187,7 +187,9 @@ class StreamParser:
         # moves is a new one at each read-on: at most HEADS_KEPT kept)
         self.kinds: dict[Any, int] = {}
         # The outcomes of runs decided by their resume point's regex, by text (regexrun)
-        self.texts: dict[str, Any] = {}
+        # (by point and text: a text met at several points, `\n</parameter>\n<param` after
+        # each argument's value, is decided at each)
+        self.texts: dict[tuple[Any, str], Any] = {}
         self.epoch = RESUME_EPOCH[0]  # of the resume-point tables its outcomes are from
         self.shapeless = 0  # runs in a row from points without shapes
         if self.decided and not grammar_decides(parser.start):
@@ -409,9 +411,9 @@ class StreamParser:
             # the point's shapes nor a state: asked first. The outcome is the run's whatever
             # the point's table says since (kept outcomes go with the epoch).
             buffer, expr = self.buffer, self.expr
-            met = self.texts.get(buffer)
+            met = self.texts.get((expr, buffer))
             if self.epoch == RESUME_EPOCH[0]:
-                if met is None or met[0] is not expr:
+                if met is None:
                     # A point whose shapes are built: its regex may decide the text at
                     # once (the loop's questions and a state to fill are for the tree).
                     shapes = POINTS.get(expr)
@@ -419,7 +421,7 @@ class StreamParser:
                         found = met = shapes.decide(expr, buffer, self.texts)
                         if type(met) is not list:
                             met = None  # the loop's run takes what decide read
-                if met is not None and met[0] is expr:
+                if met is not None:
                     self.shapeless = 0
                     if met[10] is UNSEEN:  # _steady's answer for this text, not known yet
                         # Where the key's answer is the same for all its texts (its leaf

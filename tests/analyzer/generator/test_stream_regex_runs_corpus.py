@@ -45,13 +45,13 @@ def met_points(parser: p.Parser, chunks: list[str]) -> list[tuple[Any, str]]:
     take, decide = regexrun.Shapes.take, regexrun.Shapes.decide
 
     def spy(self: regexrun.Shapes, state: MatchState, expr: p.Expr, text: str,
-            memo: dict[Any, Any], base: int, texts: dict[str, Any],
+            memo: dict[Any, Any], base: int, texts: dict[tuple[Any, str], Any],
             found: Any = streaming.UNREAD) -> Any:
         met.append((expr, text))
         return take(self, state, expr, text, memo, base, texts, found)
 
     def decide_spy(self: regexrun.Shapes, expr: p.Expr, text: str,
-                   texts: dict[str, Any]) -> Any:  # a stream asks this first
+                   texts: dict[tuple[Any, str], Any]) -> Any:  # a stream asks this first
         met.append((expr, text))
         return decide(self, expr, text, texts)
 
@@ -165,7 +165,8 @@ def answers_agree(parser: p.Parser, chunks: list[str]) -> int:
     decided: list[tuple[list[Any], p.Expr, str]] = []
     decide = regexrun.Shapes.decide
 
-    def spy(self: regexrun.Shapes, expr: p.Expr, text: str, texts: dict[str, Any]) -> Any:
+    def spy(self: regexrun.Shapes, expr: p.Expr, text: str,
+            texts: dict[tuple[Any, str], Any]) -> Any:
         found = decide(self, expr, text, texts)
         if type(found) is list:
             decided.append((found, expr, text))
@@ -458,3 +459,42 @@ def test_a_key_whose_run_gives_a_kept_resume_point_and_leaf_is_learned_from_one_
         assert left(again, decided, {}, stream, point, piece, id) == left(
             state, outcome, memo, stream, point, piece, id), piece
     assert learned_twice and learned_once  # pairs recur across keys (28 and 75 here)
+
+
+def test_a_stream_decides_a_text_once_at_each_point_it_meets_it() -> None:
+    """A stream keeps its decided outcomes by point and text: the same text at several
+    points (`\\n</parameter>\\n<param` after each argument's value) is decided once at each,
+    not again each time the other point met it."""
+    if not bench_formats():
+        pytest.skip("no shared bench inputs")
+    from bench import generated
+    tools = json.loads((INPUTS / "tools.json").read_text(encoding="utf-8"))
+    parser = generated.GRAMMARS["qwen3-coder"](tools)
+    text = (INPUTS / "qwen3-coder" / "output-25k.txt").read_text(encoding="utf-8")
+    chunks = [text[at:at + 16] for at in range(0, len(text), 16)]
+    for _ in range(2):  # the points' shapes built and their keys learned
+        stream = StreamParser(parser)
+        for chunk in chunks:
+            stream.feed(chunk)
+    decided: list[tuple[int, str]] = []
+    decide = regexrun.Shapes.decide
+
+    def spy(self: regexrun.Shapes, expr: p.Expr, text: str,
+            texts: dict[tuple[Any, str], Any]) -> Any:
+        found = decide(self, expr, text, texts)
+        if type(found) is list:
+            decided.append((id(expr), text))
+        return found
+
+    regexrun.Shapes.decide = spy  # type: ignore[method-assign]
+    try:
+        stream = StreamParser(parser)
+        for chunk in chunks:
+            stream.feed(chunk)
+    finally:
+        regexrun.Shapes.decide = decide  # type: ignore[method-assign]
+    assert len(decided) > 100 and len(set(decided)) == len(decided)
+    points_of: dict[str, set[int]] = {}
+    for point, piece in decided:
+        points_of.setdefault(piece, set()).add(point)
+    assert any(len(points) > 1 for points in points_of.values())
