@@ -407,20 +407,18 @@ class StreamParser:
             self.expr = with_leaf(self.expr, quiet[4], quiet[0])
         found: Any = UNREAD  # what the point's shapes read of the text, for the loop's run
         if partial and self.decided and not self.memo and not self.raw:
-            # A text decided here before (most decided runs of a long stream) needs neither
-            # the point's shapes nor a state: asked first. The outcome is the run's whatever
-            # the point's table says since (kept outcomes go with the epoch).
+            # At a point whose shapes are built (not None, not NO_SHAPES), a text decided
+            # here before (most runs of a long stream) is taken as it was (kept outcomes go
+            # with the epoch), and another its regex decides at once: neither needs the
+            # loop's questions nor a state (those are for the tree).
             buffer, expr = self.buffer, self.expr
-            met = self.texts.get((expr, buffer))
-            if self.epoch == RESUME_EPOCH[0]:
+            shapes = POINTS.get(expr)
+            if shapes and self.epoch == RESUME_EPOCH[0]:
+                met = self.texts.get((expr, buffer))
                 if met is None:
-                    # A point whose shapes are built: its regex may decide the text at
-                    # once (the loop's questions and a state to fill are for the tree).
-                    shapes = POINTS.get(expr)
-                    if shapes:  # not None, not NO_SHAPES
-                        found = met = shapes.decide(expr, buffer, self.texts)
-                        if type(met) is not list:
-                            met = None  # the loop's run takes what decide read
+                    found = met = shapes.decide(expr, buffer, self.texts)
+                    if type(met) is not list:
+                        met = None  # the loop's run takes what decide read
                 if met is not None:
                     self.shapeless = 0
                     if met[10] is UNSEEN:  # _steady's answer for this text, not known yet
