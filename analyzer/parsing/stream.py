@@ -465,7 +465,10 @@ class StreamParser:
                     self.shapeless = 0
                     if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
                         self.texts, self.epoch = {}, RESUME_EPOCH[0]
-            if shapes is NO_SHAPES or found is None:  # (None: decide said the tree runs)
+            if shapes is NO_SHAPES:
+                outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
+            elif found is None:  # decide said the tree runs
+                found = UNREAD  # after a break, another text
                 outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
             else:  # a run its resume point's regex may decide (regexrun.Shapes)
                 outcome = shapes.take(state, expr, self.buffer, self.memo, self.offset,
@@ -476,7 +479,7 @@ class StreamParser:
                                                       outcome[4], outcome[6], outcome[3],
                                                       outcome[9])
                     return deltas + self._met(outcome)
-            found = UNREAD  # after a break, another text
+                found = UNREAD
             if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
