@@ -114,8 +114,8 @@ class Shapes:
         self.learned: dict[Any, Any] = {}
         # The (resume point, leaf) pairs a second tree run gave again, the very same objects:
         # a run of another key that gives one of them gives kept objects (it built neither:
-        # both were there before it), and is not run twice to tell.
-        # By their ids (a leaf need not be hashable), the pair itself (held: ids not reused).
+        # both were there before it), and is not run twice to tell. By their ids (a leaf
+        # need not be hashable), the pair itself as the value (held: ids not reused).
         self.kept: dict[tuple[int, int], tuple[Any, Any]] = {}
         # Runs the tree ran, and whether any shape was learned: a point whose texts never
         # have one (a JSON call's points, with closings only) stops being read.
@@ -199,8 +199,9 @@ class Shapes:
             return None
         events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
             shaky, _ = outcome
-        # A list: the stream fills its last slot with its answer on the next chunks
-        # (StreamParser._steady: the same for the same point and text), UNSEEN until then.
+        # A list: the stream fills its slot 10 with its answer on the next chunks
+        # (StreamParser._steady: the same for the same point and text), UNSEEN until then;
+        # the last slot is the learned outcome (where the answer may be kept per key).
         # A loop, not a comprehension: a comprehension's own frame costs more than its one
         # or two events (a run's usual count).
         placed = []
