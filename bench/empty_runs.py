@@ -76,9 +76,12 @@ class Counting(StreamParser):
             self.stops[(type(state.leaf).__name__, self.before)] += 1
         return deltas
 
-    def _steady(self, state: MatchState) -> Any:
-        self.seen = state
-        return super()._steady(state)
+    def _steady_of(self, leaf: Any, events: Any, commit: int, resume_pos: int, need_end: int,
+                   resume: Any, shaky: bool) -> Any:
+        # A run's fields as a state (a decided run fills none: `StreamParser._steady_of`)
+        seen = self.seen = MatchState("", True, traced=False)
+        seen.leaf, seen.commit_events = leaf, commit
+        return super()._steady_of(leaf, events, commit, resume_pos, need_end, resume, shaky)
 
 
 def measure(label: str, parser: Parser, texts: tuple[str, ...], tail: str,

@@ -53,7 +53,14 @@ from analyzer.generator.build import (
     SpacedLiteral,
 )
 from analyzer.generator.values import PaddedLiteral, TolerantClosing
-from analyzer.parsing.stream import GRAMMAR_CHECKS, NO_SHAPES, POINTS, SHAPE_BUILDERS, UNSEEN
+from analyzer.parsing.stream import (
+    GRAMMAR_CHECKS,
+    NO_SHAPES,
+    POINTS,
+    SHAPE_BUILDERS,
+    UNREAD,
+    UNSEEN,
+)
 from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
 from analyzer.peg.expressions import (
     Choice,
@@ -100,62 +107,31 @@ class Shapes:
     of the text: `ValueSegment`, `LoopSegment`, `ClosingSegment`), and the outcomes learned
     per key."""
 
-    __slots__ = ("segments", "learned", "misses", "decides")
+    __slots__ = ("segments", "learned", "misses", "decides", "kept")
 
     def __init__(self, segments: tuple[Any, ...]) -> None:
         self.segments = segments
         self.learned: dict[Any, Any] = {}
+        # The (resume point, leaf) pairs a second tree run gave again, the very same objects:
+        # a run of another key that gives one of them gives kept objects (it built neither:
+        # both were there before it), and is not run twice to tell. By their ids (a leaf
+        # need not be hashable), the pair itself as the value (held: ids not reused).
+        self.kept: dict[tuple[int, int], tuple[Any, Any]] = {}
         # Runs the tree ran, and whether any shape was learned: a point whose texts never
         # have one (a JSON call's points, with closings only) stops being read.
         self.misses = 0
         self.decides = False
 
     def run(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
-            base: int, texts: dict[str, Any]) -> int:
+            base: int, texts: dict[tuple[Any, str], Any]) -> int:
         """Run expr on text as `MatchState.rerun` does, partial, with an empty memo: from a
-        learned outcome where text is decided, else the tree (learning from it).
-
-        texts: the stream's decided outcomes by text (the point first: a stream meets the
-        same few texts again and again, `\n</parameter>\n<parameter=`, a name's beginning)."""
-        met = texts.get(text)
-        if met is None or met[0] is not expr:
-            n = len(text)
-            spans: list[tuple[int, int]] = [(0, n)]
-            key: list[Any] = []
-            fixed: list[int] = []  # the parts whose texts the key holds
-            pos = 0
-            for segment in self.segments:
-                pos = segment.read(text, pos, n, spans, key, fixed)
-                if pos < 0:
-                    break
-            outcome = None
-            if pos == ENDED:
-                shape = tuple(key)
-                outcome = self.learned.get(shape)
-                if outcome is None:
-                    return self._learn(state, expr, text, memo, base, spans, shape, fixed)
-            if outcome is None or outcome is UNDECIDED:
-                self.misses += 1
-                if self.misses > GIVE_UP and not self.decides:
-                    POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
-                return state.rerun(expr, text, True, memo, base)
-            events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
-                shaky = outcome
-            # A list: the stream fills its last slot with its answer on the next chunks
-            # (StreamParser._steady: the same for the same point and text), UNSEEN until
-            # then.
-            met = [expr, tuple([(role, spans[start][side] + off, spans[end][other] + end_off,
-                                 flags, info)
-                                for role, start, side, off, end, other, end_off, flags, info
-                                in events]),
-                   commits, resume, spans[resume_at[0]][resume_at[1]] + resume_at[2],
-                   commit_events, spans[need_at[0]][need_at[1]] + need_at[2], unsafe_from,
-                   leaf, shaky, UNSEEN]
-            if len(texts) >= TEXTS_KEPT:
-                texts.clear()
-            texts[text] = met
+        learned outcome where text is decided, else the tree (learning from it); the state
+        is left as the tree leaves it."""
+        met = self.take(state, expr, text, memo, base, texts)
+        if type(met) is not list:
+            return met  # type: ignore[no-any-return]
         _, events, commits, resume, resume_pos, commit_events, need_end, unsafe_from, leaf, \
-            shaky, _ = met
+            shaky, _, _ = met
         state.text = text
         state.n = len(text)
         state.partial = True
@@ -172,6 +148,76 @@ class Shapes:
         state.shaky = shaky
         return NEED
 
+    def take(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
+             base: int, texts: dict[tuple[Any, str], Any], found: Any = UNREAD) -> Any:
+        """Return the outcome of a run of expr on text where text is decided: the stream's
+        kept outcome (a list: the point, events, commits, resume point, where it resumes,
+        final events, where the leaf waits, unsafe_from, the leaf, shaky, and the stream's
+        answer on the next chunks, UNSEEN until the stream gives it), without filling the
+        state (a stream reads the list: `StreamParser._met`). Elsewhere the tree runs on
+        the state (learning from it) and its outcome (an int) is returned.
+
+        texts: the stream's decided outcomes by point and text (a stream meets the same few
+        texts again and again, `\n</parameter>\n<parameter=`, a name's beginning).
+        found: what `decide` gave on this text already (UNREAD: not asked)."""
+        met = texts.get((expr, text))
+        if met is not None:
+            return met
+        if found is UNREAD:
+            found = self.decide(expr, text, texts)
+        if type(found) is list:
+            return found
+        if found is not None:  # a shape not learned yet: the tree runs, and teaches it
+            return self._learn(state, expr, text, memo, base, *found)
+        return state.rerun(expr, text, True, memo, base)
+
+    def decide(self, expr: Expr, text: str, texts: dict[tuple[Any, str], Any]) -> Any:
+        """Return the kept outcome of a run of expr on text where its shape is learned (a
+        list, as `take` gives it, kept in texts); where its shape is not learned yet, what
+        learning it needs (the parts' spans, the key, the fixed parts); None where the tree
+        runs (no decided shape, or one whose outcome has no places). Reads no state: a
+        stream asks it first (`StreamParser._advance`)."""
+        n = len(text)
+        spans: list[tuple[int, int]] = [(0, n)]
+        key: list[Any] = []
+        fixed: list[int] = []  # the parts whose texts the key holds
+        pos = 0
+        for segment in self.segments:
+            pos = segment.read(text, pos, n, spans, key, fixed)
+            if pos < 0:
+                break
+        outcome: Any = UNDECIDED
+        if pos == ENDED:
+            shape = tuple(key)
+            outcome = self.learned.get(shape)
+            if outcome is None:
+                return spans, shape, fixed
+        if outcome is UNDECIDED:
+            self.misses += 1  # the tree runs
+            if self.misses > GIVE_UP and not self.decides:
+                POINTS[expr] = NO_SHAPES  # its texts have no decided shape: not read
+            return None
+        events, commits, resume, resume_at, commit_events, need_at, unsafe_from, leaf, \
+            shaky, _ = outcome
+        # A list: the stream fills its slot 10 with its answer on the next chunks
+        # (StreamParser._steady: the same for the same point and text), UNSEEN until then;
+        # the last slot is the learned outcome (where the answer may be kept per key).
+        # A loop, not a comprehension: a comprehension's own frame costs more than its one
+        # or two events (a run's usual count).
+        placed = []
+        for role, start, side, off, end, other, end_off, flags, info in events:
+            placed.append((role, spans[start][side] + off, spans[end][other] + end_off, flags,
+                           info))
+        part, side, off = resume_at
+        need_part, need_side, need_off = need_at
+        met = [expr, placed, commits, resume, spans[part][side] + off, commit_events,
+               spans[need_part][need_side] + need_off, unsafe_from, leaf, shaky, UNSEEN,
+               outcome]
+        if len(texts) >= TEXTS_KEPT:
+            texts.clear()
+        texts[expr, text] = met
+        return met
+
     def _learn(self, state: MatchState, expr: Expr, text: str, memo: dict[Any, Any],
                base: int, spans: list[tuple[int, int]], key: Any, fixed: list[int]) -> int:
         """Run the tree; keep its outcome under key, as places in the match: a part's start
@@ -180,15 +226,20 @@ class Shapes:
         learned = self.learned
         if len(learned) >= KEYS_KEPT:
             learned.clear()
+            self.kept.clear()
         learned[key] = UNDECIDED
         if outcome != NEED or memo:
             return outcome
         # Only kept objects: a run that builds its resume point or leaf anew each time (a
         # scan's new state) is not one to give the same objects again.
-        again = MatchState("", True, traced=False)
-        if (again.rerun(expr, text, True, {}, base) != NEED or again.resume is not state.resume
-                or again.leaf is not state.leaf):
-            return outcome
+        ids = (id(state.resume), id(state.leaf))
+        pair = self.kept.get(ids)
+        if pair is None or pair[0] is not state.resume or pair[1] is not state.leaf:
+            again = MatchState("", True, traced=False)
+            if (again.rerun(expr, text, True, {}, base) != NEED
+                    or again.resume is not state.resume or again.leaf is not state.leaf):
+                return outcome
+            self.kept[ids] = (state.resume, state.leaf)
 
         def place(at: int) -> tuple[int, int, int] | None:
             for index, span in enumerate(spans):
@@ -212,9 +263,11 @@ class Shapes:
         if resume_at is None or need_at is None:
             return outcome
         self.decides = True
-        learned[key] = (tuple(events), state.commits, state.resume, resume_at,
+        # A list: its last slot keeps a stream's answer on the next chunks where every
+        # text of the key gets the same (StreamParser._advance), None until then.
+        learned[key] = [tuple(events), state.commits, state.resume, resume_at,
                         state.commit_events, need_at, state.unsafe_from, state.leaf,
-                        state.shaky)
+                        state.shaky, None]
         return outcome
 
 
@@ -235,7 +288,7 @@ class ValueSegment:
              key: list[Any], fixed: list[int]) -> int:
         found = self.pattern.match(text, pos)
         assert found is not None  # both groups may be empty
-        value, space = found.span(1), found.span(2)
+        _, value, space = found.regs  # (not two span() calls: a method call each)
         at = space[1]
         rest = text[at:]
         if rest in self.tails:
@@ -334,24 +387,30 @@ class LoopSegment:
             if lead is not None:
                 branch = self.branches.get(lead.group())
                 if branch is not None:
+                    # The groups read from the match's regs, not by a method call each
                     found = branch[0].fullmatch(text, pos)
-                    if found is not None and found.group(6) not in branch[2]:
-                        found = None  # it ends in no beginning of the value's markers
-                    if found is None and branch[1] is not None:
+                    regs = None if found is None else found.regs
+                    begun = regs is not None
+                    if begun:
+                        tail = text[regs[6][0]:regs[6][1]]  # type: ignore[index]
+                        if tail not in branch[2]:
+                            regs = None  # it ends in no beginning of the value's markers
+                            begun = False
+                    if regs is None and branch[1] is not None:
                         found = branch[1].match(text, pos)
-                    if found is not None:
-                        regs = found.regs
+                        if found is not None:
+                            regs = found.regs
+                            tail = text[regs[6][0]:regs[6][1]]
+                    if regs is not None:
                         size = len(spans) - 1  # regs[group] is spans[size + group]
                         fixed += (size + 2, size + 5, size + 6)
                         spans += regs[1:]
-                        (lead_at, lead_end), (space_at, space_end), (tail_at, tail_end) = (
-                            regs[2], regs[5], regs[6])
-                        end = found.end()
+                        (lead_at, lead_end), (space_at, space_end) = regs[2], regs[5]
+                        end = regs[0][1]
                         key += ("argument" if end == n else "closed", text[lead_at:lead_end],
                                 start == pos, regs[3][0] == regs[3][1],
-                                regs[4][0] == regs[4][1], text[space_at:space_end],
-                                text[tail_at:tail_end])
-                        if end == n and found.re is branch[0]:
+                                regs[4][0] == regs[4][1], text[space_at:space_end], tail)
+                        if end == n and begun:
                             return ENDED
                         pos, spaced = end, True
                         continue

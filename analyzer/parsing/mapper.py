@@ -394,16 +394,25 @@ class MessageBuilder:
         call = calls[-1] if calls and not calls[-1].closed else self._call()
         piece = (", " if call.arg_count else "{") + json_key(text)
         call.arg_count += 1
-        if self.sent is None:
-            call.args.append(piece)
-        else:
-            self._args(call, piece)
+        call.args.append(piece)
+        sent = self.sent
+        if call.announced and sent is not None:  # _args inlined: a stream's usual event
+            index = len(calls) - 1
+            if sent and self.joins == index:
+                piece = (sent[-1][2][0][3] or "") + piece
+                sent[-1] = new_tuple(Delta, (None, None, (new_tuple(
+                    ToolCallDelta, (index, None, None, piece)),)))
+            else:
+                sent.append(new_tuple(Delta, (None, None, (new_tuple(
+                    ToolCallDelta, (index, None, None, piece)),))))
+                self.joins = index
 
     def _arg_string(self, text: str, flags: int, info: Any) -> None:
         """Add a raw tagged value: streamed as a JSON string, or typed once complete."""
         calls = self.calls
         call = calls[-1] if calls and not calls[-1].closed else self._call()
-        value_type = info if isinstance(info, ValueType) else ValueType.of(info)
+        # (type(), not isinstance(): a call this cheap is specialized on 3.11)
+        value_type = info if type(info) is ValueType else ValueType.of(info)
         if not value_type.text_only:
             call.buffered.append(text)
             if not flags & PARTIAL:
@@ -418,8 +427,22 @@ class MessageBuilder:
             return
         # The JSON string, without its opening quote when the value began in an earlier
         # piece, nor its closing one while the value goes on (prefixes stay prefixes).
-        quoted = encode_basestring(text)
-        self._args(call, quoted[1 if flags & CONTINUED else 0 : -1 if flags & PARTIAL else None])
+        piece = encode_basestring(text)[1 if flags & CONTINUED else 0 :
+                                        -1 if flags & PARTIAL else None]
+        if not piece:
+            return
+        call.args.append(piece)  # _args inlined: a stream's usual event (a frame fewer)
+        sent = self.sent
+        if call.announced and sent is not None:
+            index = len(calls) - 1
+            if sent and self.joins == index:
+                piece = (sent[-1][2][0][3] or "") + piece
+                sent[-1] = new_tuple(Delta, (None, None, (new_tuple(
+                    ToolCallDelta, (index, None, None, piece)),)))
+            else:
+                sent.append(new_tuple(Delta, (None, None, (new_tuple(
+                    ToolCallDelta, (index, None, None, piece)),))))
+                self.joins = index
 
     def _call(self, fresh: bool = False) -> CallDraft:
         """Return the call being built (a name after a named call starts a new one)."""

@@ -90,6 +90,7 @@ NO_SHAPES: Any = False
 # holding a JSON scan's state is a new object at every run: each asks the builders anew).
 SHAPELESS = 64
 UNSEEN: Any = object()  # a decided outcome's answer on the next chunks, not known yet
+UNREAD: Any = object()  # a text the point's shapes have not read yet (regexrun.Shapes.take)
 SHAPE_BUILDERS: list[Callable[[Expr], Any]] = []
 # Whether a grammar has any point a regex may decide (regexrun gives the check): a stream of
 # a grammar without one (a JSON call's) never asks, as asking costs its runs a few percent.
@@ -186,7 +187,9 @@ class StreamParser:
         # moves is a new one at each read-on: at most HEADS_KEPT kept)
         self.kinds: dict[Any, int] = {}
         # The outcomes of runs decided by their resume point's regex, by text (regexrun)
-        self.texts: dict[str, Any] = {}
+        # (by point and text: a text met at several points, `\n</parameter>\n<param` after
+        # each argument's value, is decided at each)
+        self.texts: dict[tuple[Any, str], Any] = {}
         self.epoch = RESUME_EPOCH[0]  # of the resume-point tables its outcomes are from
         self.shapeless = 0  # runs in a row from points without shapes
         if self.decided and not grammar_decides(parser.start):
@@ -342,8 +345,13 @@ class StreamParser:
         A run held back before its leaf (a choice still open, its events tentative) repeats
         itself while the leaf reads on when no hold on the way may change with more input
         (`MatchState.shaky`): the same resume point, nothing final (HELD)."""
-        leaf: Any = state.leaf  # an Expr once leaf_kind says it can tell
-        events = state.events
+        return self._steady_of(state.leaf, state.events, state.commit_events,
+                               state.resume_pos, state.need_end, state.resume, state.shaky)
+
+    def _steady_of(self, leaf: Any, events: Any, commit: int, resume_pos: int,
+                   need_end: int, resume: Any, shaky: bool) -> Quiet | None:
+        """_steady's answer from a run's fields (a decided run fills no state: its kept
+        outcome gives them, `regexrun.Shapes.take`)."""
         kinds = self.kinds
         kind = kinds.get(leaf)
         if kind is None:
@@ -352,33 +360,32 @@ class StreamParser:
             kind = kinds[leaf] = leaf_kind(leaf)
         if kind == MUTE:
             return None  # a leaf that cannot tell: every chunk runs
-        commit, resume_pos = state.commit_events, state.resume_pos
-        at = state.need_end - resume_pos  # where the leaf waits once the text before is dropped
+        at = need_end - resume_pos  # where the leaf waits once the text before is dropped
         if at < 0:
             return None
         if kind == MOVES:
             tentative = events[commit:] if commit != len(events) else ()
-            return moving_quiet(state, leaf, tentative, at)
+            return moving_quiet(resume, resume_pos, leaf, tentative, at)
         size = len(self.buffer)
         capture: Any = UNKNOWN
         if commit != len(events):
             for event in events[commit:]:
                 if event[0] not in SILENT:
-                    return None if state.shaky else (leaf, at, HELD, None, None, False,
-                                                     wake_character(leaf))
+                    return None if shaky else (leaf, at, HELD, None, None, False,
+                                               wake_character(leaf))
         elif at or not size:
             pass
-        elif state.resume is not self.expr:
+        elif resume is not self.expr:
             # Resume points are kept one object per structure: a stream meets the same few
             # again and again, and head_capture's answer depends on the two objects alone:
             # so does the whole answer here (the leaf waits at the start of the text), kept.
             heads = self.heads
-            quiet = heads.get((state.resume, leaf))
+            quiet = heads.get((resume, leaf))
             if quiet is None:
                 if len(heads) >= HEADS_KEPT:
                     heads.clear()
-                quiet = heads[state.resume, leaf] = (leaf, 0, head_capture(state.resume, leaf),
-                                                     None, None, False, "")
+                quiet = heads[resume, leaf] = (leaf, 0, head_capture(resume, leaf), None, None,
+                                               False, "")
             return quiet
         elif not events:
             capture = None if resume_pos == size else UNKNOWN
@@ -398,15 +405,47 @@ class StreamParser:
         quiet, self.quiet = self.quiet, None
         if quiet is not None and quiet[4] is not None:  # its head: a moved leaf's old state
             self.expr = with_leaf(self.expr, quiet[4], quiet[0])
+        found: Any = UNREAD  # what the point's shapes read of the text, for the loop's run
         if partial and self.decided and not self.memo and not self.raw:
-            # A text decided here before (most decided runs of a long stream) needs neither
-            # the point's shapes nor a state: asked first. The outcome is the run's whatever
-            # the point's table says since (kept outcomes go with the epoch).
-            met = self.texts.get(self.buffer)
-            if (met is not None and met[0] is self.expr and met[10] is not UNSEEN
-                    and self.epoch == RESUME_EPOCH[0]):
-                self.shapeless = 0
-                return self._met(met)
+            # At a point whose shapes are built (not None, not NO_SHAPES), a text decided
+            # here before (most runs of a long stream) is taken as it was (kept outcomes go
+            # with the epoch), and another its regex decides at once: neither needs the
+            # loop's questions nor a state (those are for the tree).
+            buffer, expr = self.buffer, self.expr
+            shapes = POINTS.get(expr)
+            if shapes and self.epoch == RESUME_EPOCH[0]:
+                met = self.texts.get((expr, buffer))
+                if met is None:
+                    found = met = shapes.decide(expr, buffer, self.texts)
+                    if type(met) is not list:
+                        met = None  # the loop's run takes what decide read
+                if met is not None:
+                    self.shapeless = 0
+                    if met[10] is UNSEEN:  # _steady's answer for this text, not known yet
+                        # Where the key's answer is the same for all its texts (its leaf
+                        # waits at the start of the text, or ahead: `_keep_answer`), it is
+                        # the one kept for the key, without asking.
+                        kept, at = met[11][9], met[6] - met[4]
+                        if kept is None or kept[0] is not type(self):
+                            met[10] = self._keep_answer(met, at)
+                        elif kept[1] is None:
+                            met[10] = (met[8], at, UNKNOWN, None, None, False, "") if at > 0 \
+                                else self._keep_answer(met, at)
+                        else:
+                            met[10] = kept[1] if at == 0 and buffer else \
+                                self._keep_answer(met, at)
+                    # _met, inlined (every decided run comes here)
+                    _, events, _, self.expr, pos, commit, _, _, _, _, self.quiet, _ = met
+                    sent = self._emit(events if commit == len(events) else events[:commit]) \
+                        if commit else []
+                    if pos:  # _drop(pos), inlined (no memo: decided runs leave none)
+                        gone = self.gone
+                        gone.append(buffer[:pos])
+                        self.buffer = buffer[pos:]
+                        self.offset += pos
+                        if len(gone) > GONE_PIECES:
+                            self._origin()
+                    return sent
         deltas: list[Delta] = []
         state = self.state
         while not self.raw:
@@ -426,14 +465,21 @@ class StreamParser:
                     self.shapeless = 0
                     if self.epoch != RESUME_EPOCH[0]:  # the kept objects it holds are gone
                         self.texts, self.epoch = {}, RESUME_EPOCH[0]
-                    met = self.texts.get(self.buffer)
-                    if met is not None and met[0] is expr and met[10] is not UNSEEN:
-                        return deltas + self._met(met)  # after a break: decided here before
             if shapes is NO_SHAPES:
                 outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
+            elif found is None:  # decide said the tree runs
+                found = UNREAD  # after a break, another text
+                outcome = state.rerun(expr, self.buffer, partial, self.memo, self.offset)
             else:  # a run its resume point's regex may decide (regexrun.Shapes)
-                outcome = shapes.run(state, expr, self.buffer, self.memo, self.offset,
-                                     self.texts)
+                outcome = shapes.take(state, expr, self.buffer, self.memo, self.offset,
+                                      self.texts, found)
+                if type(outcome) is list:  # decided: the kept outcome, no state filled
+                    if outcome[10] is UNSEEN:
+                        outcome[10] = self._steady_of(outcome[8], outcome[1], outcome[5],
+                                                      outcome[4], outcome[6], outcome[3],
+                                                      outcome[9])
+                    return deltas + self._met(outcome)
+                found = UNREAD
             if outcome == FAIL:
                 # A stream reads only where a run broke from its errors, not their lines:
                 # those are counted (`_origin`) only for what a break reports.
@@ -450,11 +496,9 @@ class StreamParser:
                 events = events[: state.commit_events]
             if events:
                 deltas += self._emit(events)
-            self.quiet = self._steady(state)
-            if shapes is not NO_SHAPES:
-                met = self.texts.get(self.buffer)
-                if met is not None and met[0] is expr:  # decided: its answer is kept too
-                    met[10] = self.quiet
+            self.quiet = self._steady_of(state.leaf, state.events, state.commit_events,
+                                         state.resume_pos, state.need_end, state.resume,
+                                         state.shaky)  # _steady, one frame fewer
             self.expr = state.resume
             pos = state.resume_pos
             if pos:  # _drop(pos), inlined: most runs drop text
@@ -471,11 +515,28 @@ class StreamParser:
         self._drop(len(self.buffer))
         return deltas
 
+    def _keep_answer(self, met: list[Any], at: int) -> Quiet | None:
+        """Return _steady's answer for a decided run's kept outcome (`regexrun.Shapes.decide`),
+        and keep it for its key where every text of the key has it: where its leaf waits
+        ahead in the text (the answer: that leaf, where it waits, its capture UNKNOWN), or
+        where it waits at the start of a text that resumes elsewhere (the answer kept per
+        resume point and leaf, `heads`). Kept per stream class (a class that answers
+        otherwise keeps nothing: `tests/skipping_streams.AlwaysRuns`)."""
+        leaf, resume = met[8], met[3]
+        quiet = self._steady_of(leaf, met[1], met[5], met[4], met[6], resume, met[9])
+        if quiet is None or type(self)._steady_of is not StreamParser._steady_of:
+            return quiet
+        if at > 0 and quiet[2] is UNKNOWN and quiet[0] is leaf and not quiet[5]:
+            met[11][9] = (type(self), None)  # the answer's only part that varies: at
+        elif at == 0 and self.buffer and quiet is self.heads.get((resume, leaf)):
+            met[11][9] = (type(self), quiet)
+        return quiet
+
     def _met(self, met: list[Any]) -> list[Delta]:
         """Take a decided run's outcome a stream kept for its text (regexrun.Shapes.run):
         its final events mapped, its answer on the next chunks, its resume point, the text
         before it dropped; as _advance does after a run."""
-        _, events, _, resume, pos, commit, _, _, _, _, quiet = met
+        _, events, _, resume, pos, commit, _, _, _, _, quiet, _ = met
         deltas = self._emit(events if commit == len(events) else events[:commit]) if commit else []
         self.quiet = quiet
         self.expr = resume
@@ -610,16 +671,17 @@ def head_capture(resume: Any, leaf: Expr) -> Any:
     return UNKNOWN
 
 
-def moving_quiet(state: MatchState, leaf: Expr, tentative: Any, at: int) -> Quiet | None:
+def moving_quiet(resume: Any, resume_pos: int, leaf: Expr, tentative: Any,
+                 at: int) -> Quiet | None:
     """Return how a stream may skip runs while a leaf that moves reads on: only from the head
     of the resume point (head_capture), where its capture stretches; the one tentative event
     allowed is that capture's own unfinished tail (a token cut short, resumed from its
     start)."""
-    capture = head_capture(state.resume, leaf)
+    capture = head_capture(resume, leaf)
     if capture is UNKNOWN:
         return None
     if tentative and (len(tentative) > 1 or tentative[0][0] is not capture[0]
-                      or tentative[0][1] != state.resume_pos):
+                      or tentative[0][1] != resume_pos):
         return None
     return (leaf, at, capture, None, None, True, "")
 

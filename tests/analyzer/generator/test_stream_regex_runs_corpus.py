@@ -42,21 +42,29 @@ def built_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def met_points(parser: p.Parser, chunks: list[str]) -> list[tuple[Any, str]]:
     """Every (resume point, text) a stream of these chunks runs from, with its regex."""
     met: list[tuple[Any, str]] = []
-    run = regexrun.Shapes.run
+    take, decide = regexrun.Shapes.take, regexrun.Shapes.decide
 
     def spy(self: regexrun.Shapes, state: MatchState, expr: p.Expr, text: str,
-            memo: dict[Any, Any], base: int, texts: dict[str, Any]) -> int:
+            memo: dict[Any, Any], base: int, texts: dict[tuple[Any, str], Any],
+            found: Any = streaming.UNREAD) -> Any:
         met.append((expr, text))
-        return run(self, state, expr, text, memo, base, texts)
+        return take(self, state, expr, text, memo, base, texts, found)
 
-    regexrun.Shapes.run = spy  # type: ignore[method-assign]
+    def decide_spy(self: regexrun.Shapes, expr: p.Expr, text: str,
+                   texts: dict[tuple[Any, str], Any]) -> Any:  # a stream asks this first
+        met.append((expr, text))
+        return decide(self, expr, text, texts)
+
+    regexrun.Shapes.take = spy  # type: ignore[method-assign]
+    regexrun.Shapes.decide = decide_spy  # type: ignore[method-assign]
     try:
         stream = StreamParser(parser)
         for chunk in chunks:
             stream.feed(chunk)
         stream.finish()
     finally:
-        regexrun.Shapes.run = run  # type: ignore[method-assign]
+        regexrun.Shapes.take = take  # type: ignore[method-assign]
+        regexrun.Shapes.decide = decide  # type: ignore[method-assign]
     return met
 
 
@@ -73,6 +81,19 @@ def left(state: MatchState, outcome: int, memo: dict[Any, Any], stream: StreamPa
             state.text, state.n, state.base,
             None if steady is None else tuple(same(x) if i in (0, 4) else x
                                               for i, x in enumerate(steady)))
+
+
+def kept_answer(shapes: Any, stream: StreamParser, point: p.Expr, text: str,
+                same: Any) -> Any:
+    """The stream's answer on the next chunks as a decided run gives it: from the kept
+    outcome's fields (`Shapes.decide`, `StreamParser._steady_of`), no state filled."""
+    met = shapes.decide(point, text, {})
+    assert type(met) is list, text  # decided by the regex: decide gives the kept outcome
+    stream.expr, stream.buffer = point, text
+    stream.heads, stream.kinds = {}, {}
+    steady = stream._steady_of(met[8], met[1], met[5], met[4], met[6], met[3], met[9])
+    return None if steady is None else tuple(same(x) if i in (0, 4) else x
+                                             for i, x in enumerate(steady))
 
 
 def tree_runs(point: p.Expr, text: str) -> tuple[MatchState, int, dict[Any, Any], Any]:
@@ -129,13 +150,53 @@ def every_cut_agrees(parser: p.Parser, chunks: list[str]) -> int:
                 same = id if taken else same
                 assert left(regex_state, fast, regex_memo, stream, point, piece, same) == left(
                     tree_state, tree, tree_memo, stream, point, piece, same), (cut, piece, point)
+                if taken:
+                    assert kept_answer(shapes, stream, point, piece, same) == left(
+                        tree_state, tree, tree_memo, stream, point, piece, same)[-1], piece
                 break
     return decided
 
 
+def answers_agree(parser: p.Parser, chunks: list[str]) -> int:
+    """Stream the chunks twice (keys learned, then kept answers taken): each decided run's
+    answer on the next chunks (kept for its key where every text of the key has it,
+    `StreamParser._keep_answer`) is the one `_steady_of` gives anew for its text. Return how
+    many decided runs of the second stream had their key's answer kept."""
+    decided: list[tuple[list[Any], p.Expr, str]] = []
+    decide = regexrun.Shapes.decide
+
+    def spy(self: regexrun.Shapes, expr: p.Expr, text: str,
+            texts: dict[tuple[Any, str], Any]) -> Any:
+        found = decide(self, expr, text, texts)
+        if type(found) is list:
+            decided.append((found, expr, text))
+        return found
+
+    regexrun.Shapes.decide = spy  # type: ignore[method-assign]
+    try:
+        for _ in range(2):
+            decided.clear()
+            stream = StreamParser(parser)
+            for chunk in chunks:
+                stream.feed(chunk)
+            stream.finish()
+    finally:
+        regexrun.Shapes.decide = decide  # type: ignore[method-assign]
+    keyed = 0
+    for met, expr, text in decided:
+        asked = StreamParser(parser)
+        asked.expr, asked.buffer = expr, text
+        fresh = asked._steady_of(met[8], met[1], met[5], met[4], met[6], met[3], met[9])
+        assert met[10] == fresh, (text, met[10], fresh)
+        keyed += met[11][9] is not None
+    return keyed
+
+
 def whole_streams_agree(parser: p.Parser, chunks_of: Any) -> None:
-    """Deltas, message, deviations and problems, with the regexes and without."""
+    """Deltas, message, deviations and problems, with the regexes and without; and each
+    decided run's answer on the next chunks is the one `_steady_of` gives."""
     for size in SIZES:
+        answers_agree(parser, chunks_of(size))
         results = []
         for on in (True, False, True):
             stream = StreamParser(parser)
@@ -191,6 +252,8 @@ def test_every_cut_of_a_bench_output_a_regex_decides_is_the_tree_run(name: str) 
                                               for at in range(0, len(text), size)])
     if name == "qwen3-coder":
         assert decided > 100  # the parameter loop's runs are decided by its regex
+        # and most of a 16-byte stream's decided runs take their key's kept answer
+        assert answers_agree(parser, [text[at:at + 16] for at in range(0, len(text), 16)]) > 30
 
 
 def rendered_pairs() -> list[str]:
@@ -351,3 +414,87 @@ def test_a_point_is_built_only_once_streams_ran_from_it_often(monkeypatch: pytes
         messages.append(accumulate(deltas))
         assert bool(built) == (after == 1), after
     assert messages[0] == messages[1] == parser.parse(rendering)
+
+
+def test_a_key_whose_run_gives_a_kept_resume_point_and_leaf_is_learned_from_one_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new key is learned from two tree runs (the second tells the resume point and leaf
+    are kept objects), or from one where an earlier key's two runs gave that very pair; what
+    is learned either way is the tree's run, the same objects."""
+    if not bench_formats():
+        pytest.skip("no shared bench inputs")
+    from bench import generated
+    tools = json.loads((INPUTS / "tools.json").read_text(encoding="utf-8"))
+    parser = generated.GRAMMARS["qwen3-coder"](tools)
+    text = (INPUTS / "qwen3-coder" / "output-25k.txt").read_text(encoding="utf-8")[:BENCH_CHARS]
+    met = met_points(parser, [text[at:at + 16] for at in range(0, len(text), 16)])
+    tree_calls: list[None] = []
+    rerun = MatchState.rerun
+
+    def counted(self: MatchState, *args: Any) -> int:
+        tree_calls.append(None)
+        return rerun(self, *args)
+
+    fresh: dict[int, regexrun.Shapes] = {}
+    learned_once = learned_twice = 0
+    stream = StreamParser(parser)
+    for point, piece in met:
+        built = streaming.shapes_of(point)
+        if built is streaming.NO_SHAPES:
+            continue
+        shapes = fresh.setdefault(id(point), regexrun.Shapes(built.segments))
+        keys = len(shapes.learned)
+        monkeypatch.setattr(MatchState, "rerun", counted)
+        state, memo = MatchState("", True, traced=False), {}
+        runs = len(tree_calls)
+        outcome = shapes.run(state, point, piece, memo, 7, {})
+        monkeypatch.setattr(MatchState, "rerun", rerun)
+        if len(shapes.learned) == keys or shapes.learned.get(
+                next(reversed(shapes.learned))) is regexrun.UNDECIDED:
+            continue  # not a new key, or one that is not decided
+        learned_once += len(tree_calls) - runs == 1
+        learned_twice += len(tree_calls) - runs == 2
+        again = MatchState("", True, traced=False)
+        decided = shapes.run(again, point, piece, {}, 7, {})  # from what was learned
+        assert left(again, decided, {}, stream, point, piece, id) == left(
+            state, outcome, memo, stream, point, piece, id), piece
+    assert learned_twice and learned_once  # pairs recur across keys (28 and 75 here)
+
+
+def test_a_stream_decides_a_text_once_at_each_point_it_meets_it() -> None:
+    """A stream keeps its decided outcomes by point and text: the same text at several
+    points (`\\n</parameter>\\n<param` after each argument's value) is decided once at each,
+    not again each time the other point met it."""
+    if not bench_formats():
+        pytest.skip("no shared bench inputs")
+    from bench import generated
+    tools = json.loads((INPUTS / "tools.json").read_text(encoding="utf-8"))
+    parser = generated.GRAMMARS["qwen3-coder"](tools)
+    text = (INPUTS / "qwen3-coder" / "output-25k.txt").read_text(encoding="utf-8")
+    chunks = [text[at:at + 16] for at in range(0, len(text), 16)]
+    for _ in range(2):  # the points' shapes built and their keys learned
+        stream = StreamParser(parser)
+        for chunk in chunks:
+            stream.feed(chunk)
+    decided: list[tuple[int, str]] = []
+    decide = regexrun.Shapes.decide
+
+    def spy(self: regexrun.Shapes, expr: p.Expr, text: str,
+            texts: dict[tuple[Any, str], Any]) -> Any:
+        found = decide(self, expr, text, texts)
+        if type(found) is list:
+            decided.append((id(expr), text))
+        return found
+
+    regexrun.Shapes.decide = spy  # type: ignore[method-assign]
+    try:
+        stream = StreamParser(parser)
+        for chunk in chunks:
+            stream.feed(chunk)
+    finally:
+        regexrun.Shapes.decide = decide  # type: ignore[method-assign]
+    assert len(decided) > 100 and len(set(decided)) == len(decided)
+    points_of: dict[str, set[int]] = {}
+    for point, piece in decided:
+        points_of.setdefault(piece, set()).add(point)
+    assert any(len(points) > 1 for points in points_of.values())
