@@ -34,7 +34,8 @@ from analyzer.generator.build import Closing, Dispatch, DispatchByBeginnings, Le
     SpacedLiteral, beginnings
 from analyzer.parsing.stream import GRAMMAR_CHECKS, SHAPE_BUILDERS
 from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
-from analyzer.peg.expressions import Choice, Commit, Eps, Expr, Not, Repeat, Rule, Sequence
+from analyzer.peg.expressions import Choice, Commit, Eps, Expr, Not, Optional, Repeat, Rule, \
+    Scope, Sequence
 from analyzer.peg.notes import Noted
 from analyzer.peg.scanning import Literal, Regex, Space, Token
 
@@ -79,7 +80,7 @@ class JsonCallsSegment(regexrun.CallsSegment):
             size = len(spans) - 1  # regs[group] is spans[size + group]
             spans += regs[1:]
             fixed += [size + group for group in head.fixed]
-            key += ("json head", lead.group(),
+            key += ("json head", lead.group(), found.lastindex,
                     tuple([text[regs[group][0]:regs[group][1]] for group in head.spaces]),
                     tuple([regs[group][0] == regs[group][1] for group in head.variables]))
             return ENDED
@@ -93,8 +94,11 @@ class JsonCallsSegment(regexrun.CallsSegment):
 
 
 def _build(point: Expr) -> regexrun.Shapes | None:
-    """The shapes of a point headed by such a loop of calls (after a call's closing,
-    whitespace: the chain regexrun reads, with this loop)."""
+    """The shapes of a point headed by such a loop of calls, or by whitespace or a call's
+    closing before it (the chain regexrun reads, with this loop); told from the point's
+    first item at once (a point without shapes is asked again at every run)."""
+    if type(_first_item(point)) not in HEADS:
+        return None
     segments: list[Any] = []
     for item in regexrun.flat_items(point):
         kind = type(item)
@@ -114,6 +118,21 @@ def _build(point: Expr) -> regexrun.Shapes | None:
                 return regexrun.Shapes(tuple(segments))
         return None
     return None
+
+
+HEADS = (Space, Closing, ToolCapture, LedLoop, Repeat)
+
+
+def _first_item(point: Any) -> Any:
+    """The item a point runs first (its sequences and scopes opened)."""
+    while True:
+        kind = type(point)
+        if kind is Sequence:
+            point = point.items[0]
+        elif kind is Scope:
+            point = point.body
+        else:
+            return point
 
 
 @lru_cache(maxsize=regexrun.BUILT_KEPT)
@@ -167,40 +186,60 @@ def _alternative(dispatch: Any, alternatives: tuple[Expr, ...], lead: str) -> Ex
 @lru_cache(maxsize=regexrun.BUILT_KEPT)
 def head_pattern(alternative: Expr) -> HeadPattern | None:
     """A call (`Rule` of a `ToolCapture` of a sequence) as the regex of its items up to the
-    first item no part reads (the value ahead: the text must end there); None: no such
-    item, or an item before it spelled otherwise."""
+    first item no part reads (the value ahead, or `"[CALL_ID]" call-id<until(...)>`): the
+    text ends there, or after one of that item's own first parts read in a row (each in an
+    optional group: the key holds how far the text went). None: no such item, or an item
+    before it spelled otherwise."""
     call: Any = alternative.body if type(alternative) is Rule else alternative
     if type(call) is not ToolCapture or call.opened or type(call.item) is not Sequence:
         return None
     source: list[str] = []
     kinds: list[int] = []
-    looked = False  # a lookahead before: a later regex part would move the end it sees
+    looked = [False]  # a lookahead before: a later regex part would move the end it sees
     for item in call.item.items:
-        if type(item) is Not:
-            if type(item.item) is not Regex or item.item.pattern.groups:
-                return None
-            source.append(f"(?!{item.item.pattern.pattern})")
-            looked = True
-            continue
         if not _parts(item, source, kinds, looked):
             break
     else:
         return None  # the text must end at an item the parts do not read
     if not any(kind != SPACE for kind in kinds):
         return None
+    tails: list[tuple[list[str], list[int]]] = []
+    for inner in _leading(item):  # the text may end inside the item, after its first parts
+        part: list[str] = []
+        part_kinds: list[int] = []
+        if not _parts(inner, part, part_kinds, looked) or not part_kinds:
+            break
+        tails.append((part, part_kinds))
+    for part, part_kinds in tails:  # nested: a later part only after the ones before
+        source.append("(?:" + "".join(part))
+        kinds += part_kinds
+    source.append(")?" * len(tails))
     return HeadPattern("".join(source), tuple(kinds))
 
 
-def _parts(item: Any, source: list[str], kinds: list[int], looked: bool) -> bool:
+def _leading(item: Any) -> list[Any]:
+    """The items a sequence (in captures, notes, an optional) runs first, in order; [] for
+    others."""
+    while type(item) is Capture or type(item) is Noted or type(item) is Optional:
+        item = item.item
+    return list(item.items) if type(item) is Sequence else []
+
+
+def _parts(item: Any, source: list[str], kinds: list[int], looked: list[bool]) -> bool:
     """Add item's parts (False: item is of no kind read, nothing added)."""
-    added = len(source), len(kinds)
+    added = len(source), len(kinds), looked[0]
     if _read(item, source, kinds, looked):
         return True
     del source[added[0]:], kinds[added[1]:]
+    looked[0] = added[2]
     return False
 
 
-def _read(item: Any, source: list[str], kinds: list[int], looked: bool) -> bool:
+def _read(item: Any, source: list[str], kinds: list[int], looked: list[bool]) -> bool:
+    """Add the regex of item's parts, one group each, reading what the tree's run reads: a
+    `Regex` in an atomic group, whitespace possessive, a choice's first alternative alone
+    (where it reads, the tree takes it); a regex part after a lookahead is refused (the
+    lookahead's regex waits by how far the text's end is: the key must fix that)."""
     kind = type(item)
     if kind is Literal or kind is LiteralCapture:
         text = item.text if kind is Literal else item.literal
@@ -222,10 +261,15 @@ def _read(item: Any, source: list[str], kinds: list[int], looked: bool) -> bool:
         source.append(SPACES)
         kinds.append(SPACE)
     elif kind is Regex:
-        if item.pattern.groups or looked:
+        if item.pattern.groups or looked[0]:
             return False
         source.append(f"((?>{item.pattern.pattern}))")
         kinds.append(VARIABLE)
+    elif kind is Not:
+        if type(item.item) is not Regex or item.item.pattern.groups:
+            return False
+        source.append(f"(?!{item.item.pattern.pattern})")
+        looked[0] = True
     elif kind is Eps or kind is Commit:
         pass
     elif kind is Capture or kind is Noted:
