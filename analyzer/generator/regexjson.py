@@ -30,12 +30,28 @@ from functools import lru_cache
 from typing import Any
 
 from analyzer.generator import regexrun
-from analyzer.generator.build import Closing, Dispatch, DispatchByBeginnings, LedLoop, \
-    SpacedLiteral, beginnings
+from analyzer.generator.build import (
+    Closing,
+    Dispatch,
+    DispatchByBeginnings,
+    LedLoop,
+    SpacedLiteral,
+    beginnings,
+)
 from analyzer.parsing.stream import GRAMMAR_CHECKS, SHAPE_BUILDERS
 from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
-from analyzer.peg.expressions import Choice, Commit, Eps, Expr, Not, Optional, Repeat, Rule, \
-    Scope, Sequence
+from analyzer.peg.expressions import (
+    Choice,
+    Commit,
+    Eps,
+    Expr,
+    Not,
+    Optional,
+    Repeat,
+    Rule,
+    Scope,
+    Sequence,
+)
 from analyzer.peg.notes import Noted
 from analyzer.peg.scanning import Literal, Regex, Space, Token
 
