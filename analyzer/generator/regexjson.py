@@ -82,15 +82,21 @@ class JsonCallsSegment(regexrun.CallsSegment):
     `HeadPattern` to the end of the text: the value ahead not begun (ENDED); or a beginning
     of a head's dispatch text (ENDED)."""
 
-    __slots__ = ()
+    __slots__ = ("heads",)
+
+    def __init__(self, token: str, after: bool, dispatch: re.Pattern[str],
+                 heads: dict[str, HeadPattern], fragments: frozenset[str],
+                 required: bool) -> None:
+        super().__init__(token, after, dispatch, {}, fragments, required)
+        self.heads = heads  # by the dispatch's text, the call's head
 
     def read_call(self, text: str, after: int, n: int, spans: list[tuple[int, int]],
                   key: list[Any], fixed: list[int]) -> int:
         lead = self.dispatch.match(text, after)
         if lead is not None:
-            head = self.calls.get(lead.group())
+            head = self.heads.get(lead.group())
             found = None if head is None else head.regex.match(text, after)
-            if found is None or found.end() != n:
+            if head is None or found is None or found.end() != n:
                 return OTHER
             regs = found.regs
             size = len(spans) - 1  # regs[group] is spans[size + group]
@@ -189,7 +195,7 @@ def _alternative(dispatch: Any, alternatives: tuple[Expr, ...], lead: str) -> Ex
     """The alternative of the dispatch's choice that a text found by its regex runs: a plain
     dispatch's own, or (by beginnings) the first whose beginnings begin the text."""
     if type(dispatch) is Dispatch:
-        return dispatch.table[lead]  # type: ignore[no-any-return]
+        return dispatch.table[lead]
     for alternative in alternatives:
         found = beginnings(alternative)
         if found is None:
