@@ -94,7 +94,8 @@ class JsonCallsSegment(regexrun.CallsSegment):
                   key: list[Any], fixed: list[int]) -> int:
         lead = self.dispatch.match(text, after)
         if lead is not None:
-            head = self.heads.get(lead.group())
+            called = lead.group()
+            head = self.heads.get(called)
             found = None if head is None else head.regex.match(text, after)
             if head is None or found is None or found.end() != n:
                 return OTHER
@@ -102,9 +103,11 @@ class JsonCallsSegment(regexrun.CallsSegment):
             size = len(spans) - 1  # regs[group] is spans[size + group]
             spans += regs[1:]
             fixed += [size + group for group in head.fixed]
-            key += ("json head", lead.group(), found.lastindex,
-                    tuple([text[regs[group][0]:regs[group][1]] for group in head.spaces]),
-                    tuple([regs[group][0] == regs[group][1] for group in head.variables]))
+            spaces, variables = head.spaces, head.variables
+            key += ("json head", called, found.lastindex,
+                    found.group(*spaces) if spaces else None,  # a text, or a tuple of them
+                    tuple([regs[group][0] == regs[group][1] for group in variables])
+                    if variables else None)
             return ENDED
         rest = text[after:]
         if rest in self.fragments:
