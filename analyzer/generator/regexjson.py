@@ -185,7 +185,8 @@ def json_calls(head: Any) -> JsonCallsSegment | None:
     if len(items) < 3 or type(items[0]) is not Space:
         return None
     required = type(items[1]) is Token
-    token: Any = items[1] if required else getattr(items[1], "item", None)
+    token: Any = items[1] if required else (
+        items[1].item if type(items[1]) is Optional else None)  # `TOKEN?`
     if type(token) is not Token or token.before:
         return None
     dispatch = items[2]
