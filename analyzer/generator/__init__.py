@@ -10,10 +10,12 @@ from analyzer.generator.core import (
     parse_output,
 )
 from analyzer.generator.prompt import PromptContext, analysis_context, conversation_context
+from analyzer.generator.regexjson import JsonCallsSegment  # its loops of calls' shapes
 from analyzer.generator.regexrun import Shapes  # gives streams its shapes of decided runs
 
 __all__ = [
     "GeneratedParser",
+    "JsonCallsSegment",
     "OutputStream",
     "ParseReport",
     "PromptContext",
