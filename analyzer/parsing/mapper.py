@@ -159,12 +159,16 @@ class MessageBuilder:
     def message(self) -> Message:
         """Return the message built so far."""
         # One piece of arguments per call is the usual case (a JSON body, a closed call): read
-        # as joined() would leave it, one frame less per call; the calls built in one frame.
-        calls = ToolCall.all_of([
-            (call.name or "", call.args[0] if len(call.args) == 1 else joined(call.args), call.id)
-            for call in self.calls
-        ])
-        return Message.of(joined(self.content), joined(self.reasoning), calls)
+        # as joined() would leave it, one frame less per call; each call built from its draft
+        # as ToolCall.of builds it, in this frame (no list of fields made first).
+        new, calls = object.__new__, []
+        for call in self.calls:
+            args = call.args
+            made = new(ToolCall)
+            made.__dict__.update(name=call.name or "", id=call.id,
+                                 arguments=args[0] if len(args) == 1 else joined(args))
+            calls.append(made)
+        return Message.of(joined(self.content), joined(self.reasoning), tuple(calls))
 
     def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], Delta | None] | None:
         """For a stream stretching one capture over text after text: a function that adds the
@@ -536,13 +540,19 @@ def to_message(result: ParseResult) -> Message:
                 elif role is TOOL_NAME:  # _name of a whole name
                     if call is None or call.name:  # a name after a named call: a new one
                         call = builder._call(fresh=True)
-                    call.name = string_value(text[start:end]) if flags else text[start:end]
+                    value = text[start:end]
+                    if flags:  # string_value inlined: a frame less per call
+                        value = value[1:-1] if "\\" not in value else json.loads(value)
+                    call.name = value
                     call.announced = True
                     continue
                 elif role is CALL_ID:  # _id of a whole id
                     if call is None:
                         call = calls[-1] if calls and not calls[-1].closed else builder._call()
-                    call.id = string_value(text[start:end]) if flags else text[start:end]
+                    value = text[start:end]
+                    if flags:  # string_value inlined
+                        value = value[1:-1] if "\\" not in value else json.loads(value)
+                    call.id = value
                     continue
                 else:  # _close of a call read whole (not broken)
                     if call is None:
@@ -573,6 +583,10 @@ def to_message(result: ParseResult) -> Message:
                 if value:
                     call.args.append(value)
                 continue
+        elif role is CONTENT_TEXT:  # _content: it touches no call, the open one stays
+            if end > start:  # an empty text adds nothing (a call alone has one each side)
+                builder._content(text[start:end], flags, info)
+            continue
         handler = handlers.get(role)
         if handler is not None:
             handler(builder, text[start:end], flags, info)

@@ -119,3 +119,20 @@ def test_one_shot_mapping_of_tagged_arguments_builds_what_the_handlers_build() -
                 assert to_message(ParseResult.of(TEXT, tuple(events), True)) == by_handlers(
                     events), events
     assert cases > 9000
+
+
+EMPTY_CONTENT = (Role.CONTENT, 4, 4, 0, None)
+
+
+def test_content_anywhere_in_a_call_maps_as_the_handlers_map_it() -> None:
+    # to_message maps content itself and keeps the open call across it (content touches no
+    # call), and skips an empty one: content, empty or not, at every place of every call.
+    cases = 0
+    for call in calls()[::7]:
+        for at in range(len(call) + 1):
+            for content in (EMPTY_CONTENT, *PIECES["content"]):
+                events = [*call[:at], content, *call[at:]]
+                cases += 1
+                assert to_message(ParseResult.of(TEXT, tuple(events), True)) == by_handlers(
+                    events), events
+    assert cases > 2000
