@@ -136,7 +136,7 @@ def checked_end(span: str, pos: int) -> int:
     less than the scanner (no NaN, no lone surrogate), never more, but for what the length
     check leaves out: integers longer than Python converts, nesting deeper than it recurses."""
     size = len(span)
-    if not span.endswith("}") or size > MIN_DIGITS_LIMIT and size > (
+    if span[-1:] != "}" or size > MIN_DIGITS_LIMIT and size > (
             sys.get_int_max_str_digits() or size):
         return -1
     try:

@@ -327,7 +327,7 @@ class MemberLoop(StandsFor):
             elif key in values:
                 st.commits += 1  # the known member's commit, after its key
                 at = member.end()
-                if key == self.last and named and text.startswith("{", at):
+                if key == self.last and named and text[at:at + 1] == "{":
                     end = self.arguments_last(st, at)
                     if end >= 0:
                         return end

@@ -529,7 +529,7 @@ def to_message(result: ParseResult) -> Message:
                 calls.append(call)
                 builder.gap = ""
                 continue
-            if info is None and not flags & ~QUOTED:
+            if info is None and not flags & NOT_QUOTED:
                 if role is TOOL_ARGS:
                     if not flags:  # _json_args of plain JSON text
                         if call is None:
@@ -601,6 +601,7 @@ CALL_ID, TOOL_ARGS = Role.CALL_ID, Role.TOOL_ARGS
 ARG_NAME, ARG_STRING_VALUE = Role.ARG_NAME, Role.ARG_STRING_VALUE
 ARG_JSON_VALUE = Role.ARG_JSON_VALUE
 CONTENT_TEXT, REASONING_TEXT = Role.CONTENT, Role.REASONING
+NOT_QUOTED = ~QUOTED  # the flags a one-shot step leaves to its handler
 # The roles to_message maps itself (other events, content among them, skip its steps at once).
 WHOLE_STEPS = frozenset((TOOL_OPEN, TOOL_ARGS, TOOL_NAME, CALL_ID, TOOL_CLOSE))
 # A tagged argument's events, mapped in to_message's loop when they carry no flags.
