@@ -180,6 +180,10 @@ class StreamParser:
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
+        # While a quiet stream stretches a capture through a known text sink, at the start
+        # of the text, with no memo and no problem pending: (the leaf's reads_on_without
+        # character, the sink). Set by _stretched, dropped by the next run.
+        self.fast: tuple[str, Callable[[str], Delta | None]] | None = None
         # _steady's answers built from head_capture's, by (resume point, leaf)
         self.heads: dict[tuple[Any, Expr], Quiet] = {}
         # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
@@ -196,9 +200,26 @@ class StreamParser:
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
+        buffer = self.buffer + chunk
+        fast = self.fast
+        if fast is not None and fast[0] not in buffer:
+            # The middle of a long value (most chunks of a stream): the leaf reads on to the
+            # end, short of trailing whitespace (`Expr.reads_on_without`), and the capture's
+            # text sink maps the text; what _stretched does, in feed's one frame.
+            text = buffer.rstrip(SPACE_CHARS)
+            if text is buffer:  # nothing stripped (rstrip gives the string itself back)
+                self.buffer = ""
+            elif text:
+                self.buffer = buffer[len(text):]
+            else:  # only whitespace: it waits where it did
+                self.buffer = buffer
+                return []
+            self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
+            self.offset += len(text)
+            delta = fast[1](text)
+            return [] if delta is None else [delta]
         if self.finished:
             raise ValueError("feed() after finish()")
-        buffer = self.buffer + chunk
         watch = self.watch
         if watch.pending:
             watch.received(chunk)
@@ -289,6 +310,10 @@ class StreamParser:
                 # feed's usual chunk is this sink's: the leaf may say how it reads on
                 clear = "" if moves or sink is NO_SINK else leaf.reads_on_without
                 self.quiet = (leaf, at, capture, sink, head, moves, clear)
+                if clear and not at and not self.memo and not self.watch.pending:
+                    # Nothing but a run changes these (a run's events, its memo): till the
+                    # next run, feed takes a chunk without `clear` itself.
+                    self.fast = (clear, sink)
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
@@ -389,6 +414,7 @@ class StreamParser:
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
         self.finished = True
+        self.fast = None
         deltas = self._advance(partial=False)
         self.watch.settle(final=True)
         return deltas
@@ -396,6 +422,7 @@ class StreamParser:
     def _advance(self, partial: bool) -> list[Delta]:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         quiet, self.quiet = self.quiet, None
+        self.fast = None
         if quiet is not None and quiet[4] is not None:  # its head: a moved leaf's old state
             self.expr = with_leaf(self.expr, quiet[4], quiet[0])
         if partial and self.decided and not self.memo and not self.raw:

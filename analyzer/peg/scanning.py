@@ -131,14 +131,31 @@ class Token(Literal):
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     """Return the length of the longest tail of text[start:end] that begins some marker
     (and is shorter than it)."""
-    leads, by_lead, longest = marker_index(markers)
-    for found in leads.finditer(text, max(start, end - longest + 1), end):
-        at = found.start()
-        tail = text[at:end]
-        for marker in by_lead[tail[0]]:  # the earliest tail that fits is the longest
-            if len(tail) < len(marker) and marker.startswith(tail):
-                return end - at
-    return 0
+    return held_tail(text, start, end, marker_index(markers))
+
+
+# What held_tail reads of a set of markers: their first characters, every proper beginning
+# of one (a set lookup per candidate tail), the longest's length.
+MarkerIndex = tuple[str, frozenset[str], int]
+
+
+def held_tail(text: str, start: int, end: int, index: MarkerIndex) -> int:
+    """Return held_back's answer from the markers' index (a leaf keeps its own: the cached
+    index of a tuple of markers costs its hash, a few thousand machine instructions, at
+    every chunk that asks)."""
+    firsts, tails, longest = index
+    low = max(start, end - longest + 1)
+    held = end
+    # The earliest tail that begins a marker is the longest: each first character's
+    # candidates are found by str.find (a regex's finditer costs more than the whole search).
+    for first in firsts:
+        at = text.find(first, low, held)
+        while at >= 0:
+            if text[at:end] in tails:
+                held = at
+                break
+            at = text.find(first, at + 1, held)
+    return end - held
 
 
 def waiting_before_markers(text: str, at: int, markers: tuple[str, ...]) -> int:
@@ -149,15 +166,11 @@ def waiting_before_markers(text: str, at: int, markers: tuple[str, ...]) -> int:
 
 
 @lru_cache(maxsize=1024)
-def marker_index(markers: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, list[str]], int]:
-    """Index markers for held_back (streams ask on every chunk): a pattern of their first
-    characters, the markers by first character, the longest length."""
-    by_lead: dict[str, list[str]] = {}
-    for marker in markers:
-        if marker:
-            by_lead.setdefault(marker[0], []).append(marker)
-    pattern = re.compile("[" + "".join(re.escape(c) for c in by_lead) + "]" if by_lead else "(?!)")
-    return pattern, by_lead, max((len(m) for m in markers), default=0)
+def marker_index(markers: tuple[str, ...]) -> MarkerIndex:
+    """Index markers for held_tail (streams ask on every chunk)."""
+    firsts = "".join(dict.fromkeys(marker[0] for marker in markers if marker))
+    tails = frozenset(marker[:size] for marker in markers for size in range(1, len(marker)))
+    return firsts, tails, max((len(m) for m in markers), default=0)
 
 
 def first_chars(markers: tuple[str, ...]) -> frozenset[str]:
