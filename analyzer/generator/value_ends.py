@@ -17,7 +17,7 @@ from functools import cached_property, lru_cache
 
 from analyzer import peg as p
 from analyzer.generator.build import Build
-from analyzer.peg.scanning import SPACE_CHARS, first_chars, held_tail, marker_index
+from analyzer.peg.scanning import SPACE_CHARS, beginnings_pattern, first_chars
 from analyzer.peg.state import MatchState
 
 SPACE = SPACE_CHARS  # what Expr.reads_on_without says a value leaves for its closing
@@ -87,7 +87,7 @@ class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
     __slots__ = ("end", "pad", "stops", "markers", "leads", "wake", "lead", "openers",
-                 "stop_openers", "reads_on_without", "tails", "reach")
+                 "stop_openers", "reads_on_without", "held", "reach")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
@@ -104,9 +104,10 @@ class ValueText(p.Expr):
         # a `<`): one set lookup instead of a startswith per declared parameter.
         self.openers = beginnings(self.markers, proper=True)
         self.stop_openers = beginnings((*stops.markers, end), proper=False)
-        # The markers' index for held_tail, and how far back from the end a marker's
-        # beginning may start (_certain_end asks at every chunk that ends in one).
-        self.tails = marker_index(self.markers)
+        # What _certain_end leaves out at the end of the text (a stream asks at every chunk
+        # that ends in half a marker): the whitespace before the tail that may begin a
+        # marker, and that tail; one regex search from how far back a marker may begin.
+        self.held = re.compile(f"[{re.escape(SPACE)}]*{beginnings_pattern(self.markers)}?\\Z")
         self.reach = max(stops.longest, len(pad + end))
 
     def match(self, st: MatchState, pos: int) -> int:
@@ -170,8 +171,15 @@ class ValueText(p.Expr):
         lead = self.lead
         if (text.find(lead, window, upto) >= 0 if lead
                 else self._has_lead(text, window, upto)):  # _has_lead's usual case inlined
-            upto -= held_tail(text, pos, upto, self.tails)
-        return value_end(text, pos, upto, self.stops.mismatched)
+            # A marker may begin in the window: held_back's tail and the whitespace before
+            # it, found together (the search always matches: at upto, if nowhere before).
+            end = self.held.search(text, window, upto).start()  # type: ignore[union-attr]
+            if end == window > pos:  # whitespace may reach back past the window
+                end = pos + len(text[pos:end].rstrip(SPACE))
+        else:
+            end = pos + len(text[pos:upto].rstrip(SPACE))
+        mismatched = self.stops.mismatched
+        return value_end(text, pos, end, mismatched) if mismatched else end
 
     def _has_lead(self, text: str, start: int, end: int) -> bool:
         """Tell whether a stop, a tag or the closing may begin in text[start:end] (the fast

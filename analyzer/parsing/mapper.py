@@ -122,6 +122,14 @@ def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
     return encode_basestring(text)
 
 
+# What MessageBuilder.text_sink gives: the function that maps the next text, and, for a
+# value's text sent as JSON string text as it comes, the call's argument pieces and its index
+# (None, 0 otherwise): with them a stream does the function's work itself, escaping the text
+# (`encode_basestring(text)[1:-1]`), appending and sending it, a Python call less at each
+# chunk of a long value.
+TextSink = tuple[Callable[[str], Delta | None], list[str] | None, int]
+
+
 class MessageBuilder:
     """Fold captures, in input order, into a message; with record=True also list the
     deltas each step adds (what a stream sends: `sent`, which the stream empties)."""
@@ -166,18 +174,19 @@ class MessageBuilder:
         ])
         return Message.of(joined(self.content), joined(self.reasoning), calls)
 
-    def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], Delta | None] | None:
+    def text_sink(self, role: Role, flags: int, info: Any) -> TextSink | None:
         """For a stream stretching one capture over text after text: a function that adds the
         next text as apply() would and returns the delta that sends it (None when none is
-        sent yet). None when that capture needs apply() (a value typed once complete, content
-        right after a call). Valid while no other event comes between."""
+        sent yet), with what TextSink says of argument text. None when that capture needs
+        apply() (a value typed once complete, content right after a call). Valid while no
+        other event comes between."""
         if role is ARG_STRING_VALUE and flags & CONTINUED and flags & PARTIAL:
             value_type = info if isinstance(info, ValueType) else ValueType.of(info)
             if not self.calls or self.calls[-1].closed:
                 return None
             call = self.calls[-1]
             if not value_type.text_only:  # typed once complete: held until then, unsent
-                return self._held_sink(call.buffered)
+                return self._held_sink(call.buffered), None, 0
             args, index = call.args, len(self.calls) - 1
             sent = call.announced and self.sent is not None
 
@@ -189,13 +198,14 @@ class MessageBuilder:
                 return new_tuple(Delta, (None, None, (new_tuple(
                     ToolCallDelta, (index, None, None, piece)),)))
 
-            return add_argument_text
+            return add_argument_text, args if sent else None, index
         if role is TOOL_ARGS or role is ARG_JSON_VALUE:
-            return self._json_sink(flags, info)
+            json_sink = self._json_sink(flags, info)
+            return None if json_sink is None else (json_sink, None, 0)
         if role is REASONING_TEXT:
-            return self._reasoning_sink
+            return self._reasoning_sink, None, 0
         if role is CONTENT_TEXT and not self.split:
-            return self._content_sink
+            return self._content_sink, None, 0
         return None
 
     @staticmethod

@@ -17,11 +17,12 @@ grammar; the events, and so the deltas, are the ones the run would have given.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring
 from typing import Any
 
-from analyzer.parsing.deltas import Delta, ToolCallDelta
+from analyzer.parsing.deltas import Delta, ToolCallDelta, new_tuple
 from analyzer.parsing.deviations import Deviation, collected
-from analyzer.parsing.mapper import HANDLERS, MessageBuilder
+from analyzer.parsing.mapper import HANDLERS, MessageBuilder, TextSink
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, Role
@@ -181,9 +182,9 @@ class StreamParser:
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
         # While a quiet stream stretches a capture through a known text sink, at the start
-        # of the text, with no memo and no problem pending: (the leaf's reads_on_without
-        # character, the sink). Set by _stretched, dropped by the next run.
-        self.fast: tuple[str, Callable[[str], Delta | None]] | None = None
+        # of the text, with no memo and no problem pending: the leaf's reads_on_without
+        # character, then the sink (mapper.TextSink). Set by _stretched, dropped by a run.
+        self.fast: tuple[str, Callable[[str], Delta | None], list[str] | None, int] | None = None
         # _steady's answers built from head_capture's, by (resume point, leaf)
         self.heads: dict[tuple[Any, Expr], Quiet] = {}
         # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
@@ -216,8 +217,15 @@ class StreamParser:
                 return []
             self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
             self.offset += len(text)
-            delta = fast[1](text)
-            return [] if delta is None else [delta]
+            _, sink, pieces, index = fast
+            if pieces is None:
+                delta = sink(text)
+                return [] if delta is None else [delta]
+            # A value's text sent as it comes: the sink's work (mapper.TextSink), inlined
+            piece = encode_basestring(text)[1:-1]
+            pieces.append(piece)
+            return [new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
+                                                             (index, None, None, piece)),)))]
         if self.finished:
             raise ValueError("feed() after finish()")
         watch = self.watch
@@ -306,14 +314,15 @@ class StreamParser:
         text = buffer[:end]
         if capture is not None:
             if sink is None:
-                sink = self._sink(capture)
+                found = self._sink(capture)
+                sink = NO_SINK if found is None else found[0]
                 # feed's usual chunk is this sink's: the leaf may say how it reads on
-                clear = "" if moves or sink is NO_SINK else leaf.reads_on_without
+                clear = "" if moves or found is None else leaf.reads_on_without
                 self.quiet = (leaf, at, capture, sink, head, moves, clear)
-                if clear and not at and not self.memo and not self.watch.pending:
+                if found and clear and not at and not self.memo and not self.watch.pending:
                     # Nothing but a run changes these (a run's events, its memo): till the
                     # next run, feed takes a chunk without `clear` itself.
-                    self.fast = (clear, sink)
+                    self.fast = (clear, *found)
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
@@ -329,14 +338,13 @@ class StreamParser:
             self.offset += end
         return deltas
 
-    def _sink(self, capture: Event) -> Any:
+    def _sink(self, capture: Event) -> TextSink | None:
         """Return the builder's text sink for a capture (`MessageBuilder.text_sink`), or
-        NO_SINK."""
+        None."""
         role, _, _, flags, info = capture
         if role in NOTED:  # not `role is Role.PROBLEM or ...`: an enum member read costs ~150 ns
-            return NO_SINK
-        sink = self.builder.text_sink(role, flags, info)
-        return NO_SINK if sink is None else sink
+            return None
+        return self.builder.text_sink(role, flags, info)
 
     def _stretch(self, capture: Event, end: int) -> list[Delta]:
         """Map the capture stretched over buffer[:end] as a run would."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from typing import Any
 
 from analyzer.peg.expressions import SEQUENCE_LEVEL, Expr
 from analyzer.peg.state import FAIL, MatchState
@@ -131,23 +132,11 @@ class Token(Literal):
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     """Return the length of the longest tail of text[start:end] that begins some marker
     (and is shorter than it)."""
-    return held_tail(text, start, end, marker_index(markers))
-
-
-# What held_tail reads of a set of markers: their first characters, every proper beginning
-# of one (a set lookup per candidate tail), the longest's length.
-MarkerIndex = tuple[str, frozenset[str], int]
-
-
-def held_tail(text: str, start: int, end: int, index: MarkerIndex) -> int:
-    """Return held_back's answer from the markers' index (a leaf keeps its own: the cached
-    index of a tuple of markers costs its hash, a few thousand machine instructions, at
-    every chunk that asks)."""
-    firsts, tails, longest = index
-    low = max(start, end - longest + 1)
+    firsts, tails, longest = marker_index(markers)
     held = end
     # The earliest tail that begins a marker is the longest: each first character's
-    # candidates are found by str.find (a regex's finditer costs more than the whole search).
+    # candidates are found by str.find (a regex's finditer cost more than the whole search).
+    low = max(start, end - longest + 1)
     for first in firsts:
         at = text.find(first, low, held)
         while at >= 0:
@@ -158,6 +147,26 @@ def held_tail(text: str, start: int, end: int, index: MarkerIndex) -> int:
     return end - held
 
 
+def beginnings_pattern(markers: tuple[str, ...]) -> str:
+    """Return a regex matching, up to the end of the text, a proper beginning of one of the
+    markers (one character or more): the markers' trie, so that a search tries each of its
+    characters once (an alternation of every beginning tries them all at each position)."""
+    trie: dict[str, Any] = {}
+    for marker in markers:
+        node = trie
+        for char in marker:
+            node = node.setdefault(char, {})
+    return f"(?:{_branches(trie)})" if any(trie.values()) else "(?!)"
+
+
+def _branches(node: dict[str, Any]) -> str:
+    """Return the alternatives of a trie node's children that a proper beginning may reach
+    (a child without children ends a marker: the whole marker is no proper beginning)."""
+    return "|".join(re.escape(char) + (rf"(?:\Z|{inner})" if (inner := _branches(child))
+                                       else r"\Z")
+                    for char, child in node.items() if child)
+
+
 def waiting_before_markers(text: str, at: int, markers: tuple[str, ...]) -> int:
     """Return where a scan up to markers that waited at `at` waits on text holding none of
     them whole after it: before the tail that begins one (no marker can begin before `at`,
@@ -166,8 +175,9 @@ def waiting_before_markers(text: str, at: int, markers: tuple[str, ...]) -> int:
 
 
 @lru_cache(maxsize=1024)
-def marker_index(markers: tuple[str, ...]) -> MarkerIndex:
-    """Index markers for held_tail (streams ask on every chunk)."""
+def marker_index(markers: tuple[str, ...]) -> tuple[str, frozenset[str], int]:
+    """Index markers for held_back (streams ask on every chunk): their first characters,
+    every proper beginning of one (a set lookup per candidate tail), the longest's length."""
     firsts = "".join(dict.fromkeys(marker[0] for marker in markers if marker))
     tails = frozenset(marker[:size] for marker in markers for size in range(1, len(marker)))
     return firsts, tails, max((len(m) for m in markers), default=0)
