@@ -104,10 +104,9 @@ class ValueText(p.Expr):
         # a `<`): one set lookup instead of a startswith per declared parameter.
         self.openers = beginnings(self.markers, proper=True)
         self.stop_openers = beginnings((*stops.markers, end), proper=False)
-        # What _certain_end leaves out at the end of the text (a stream asks at every chunk
-        # that ends in half a marker): the whitespace before the tail that may begin a
-        # marker, and that tail; one regex search from how far back a marker may begin.
-        self.held = re.compile(f"[{re.escape(SPACE)}]*{beginnings_pattern(self.markers)}?\\Z")
+        # The tail that may still begin a marker, which _certain_end holds back (a stream
+        # asks at every chunk that ends in half a marker), and how far back it may begin.
+        self.held = re.compile(beginnings_pattern(self.markers))
         self.reach = max(stops.longest, len(pad + end))
 
     def match(self, st: MatchState, pos: int) -> int:
@@ -167,17 +166,16 @@ class ValueText(p.Expr):
     def _certain_end(self, text: str, pos: int, upto: int) -> int:
         """Return where the certain text of a value read from pos to upto ends: before the
         tail that may still become a marker and the whitespace left for the closing."""
-        window = max(pos, upto - self.reach)
+        window = upto - self.reach  # not max(): a builtin call costs as much as the search
+        if window < pos:
+            window = pos
         lead = self.lead
-        if (text.find(lead, window, upto) >= 0 if lead
-                else self._has_lead(text, window, upto)):  # _has_lead's usual case inlined
-            # A marker may begin in the window: held_back's tail and the whitespace before
-            # it, found together (the search always matches: at upto, if nowhere before).
-            end = self.held.search(text, window, upto).start()  # type: ignore[union-attr]
-            if end == window > pos:  # whitespace may reach back past the window
-                end = pos + len(text[pos:end].rstrip(SPACE))
-        else:
-            end = pos + len(text[pos:upto].rstrip(SPACE))
+        if (lead in text[window:upto] if lead  # _has_lead's usual case inlined; `in` on a
+                else self._has_lead(text, window, upto)):  # slice, cheaper than find's parsing
+            held = self.held.search(text, window, upto)  # the earliest tail: the longest
+            if held is not None:
+                upto = held.start()
+        end = pos + len(text[pos:upto].rstrip(SPACE))  # value_end's, before its tags
         mismatched = self.stops.mismatched
         return value_end(text, pos, end, mismatched) if mismatched else end
 

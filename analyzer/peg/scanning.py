@@ -136,7 +136,9 @@ def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     held = end
     # The earliest tail that begins a marker is the longest: each first character's
     # candidates are found by str.find (a regex's finditer cost more than the whole search).
-    low = max(start, end - longest + 1)
+    low = end - longest + 1
+    if low < start:
+        low = start
     for first in firsts:
         at = text.find(first, low, held)
         while at >= 0:
