@@ -122,12 +122,12 @@ def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
     return encode_basestring(text)
 
 
-# What MessageBuilder.text_sink gives: the function that maps the next text, and, for a
-# value's text sent as JSON string text as it comes, the call's argument pieces and its index
-# (None, 0 otherwise): with them a stream does the function's work itself, escaping the text
-# (`encode_basestring(text)[1:-1]`), appending and sending it, a Python call less at each
-# chunk of a long value.
-TextSink = tuple[Callable[[str], Delta | None], list[str] | None, int]
+# What MessageBuilder.text_sink gives: the function that maps the next text; and, for text
+# sent as argument text as it comes, the call's argument pieces (None otherwise), its index
+# and whether the text is escaped as JSON string text (a value's) or sent as it is (JSON
+# arguments). With those a stream does the function's work itself (escape, append, send):
+# a Python call less at each chunk of a long value.
+TextSink = tuple[Callable[[str], Delta | None], list[str] | None, int, bool]
 
 
 class MessageBuilder:
@@ -186,7 +186,7 @@ class MessageBuilder:
                 return None
             call = self.calls[-1]
             if not value_type.text_only:  # typed once complete: held until then, unsent
-                return self._held_sink(call.buffered), None, 0
+                return self._held_sink(call.buffered), None, 0, False
             args, index = call.args, len(self.calls) - 1
             sent = call.announced and self.sent is not None
 
@@ -198,14 +198,13 @@ class MessageBuilder:
                 return new_tuple(Delta, (None, None, (new_tuple(
                     ToolCallDelta, (index, None, None, piece)),)))
 
-            return add_argument_text, args if sent else None, index
+            return add_argument_text, args if sent else None, index, True
         if role is TOOL_ARGS or role is ARG_JSON_VALUE:
-            json_sink = self._json_sink(flags, info)
-            return None if json_sink is None else (json_sink, None, 0)
+            return self._json_sink(flags, info)
         if role is REASONING_TEXT:
-            return self._reasoning_sink, None, 0
+            return self._reasoning_sink, None, 0, False
         if role is CONTENT_TEXT and not self.split:
-            return self._content_sink, None, 0
+            return self._content_sink, None, 0, False
         return None
 
     @staticmethod
@@ -217,7 +216,7 @@ class MessageBuilder:
 
         return hold_value_text
 
-    def _json_sink(self, flags: int, info: Any) -> Callable[[str], Delta | None] | None:
+    def _json_sink(self, flags: int, info: Any) -> TextSink | None:
         """The text sink of JSON argument text sent as it comes (as _json_args adds it)."""
         if flags & (PYTHON | QUOTED) or getattr(info, "to_json", None) is not None:
             return None  # converted once complete
@@ -234,7 +233,7 @@ class MessageBuilder:
             return new_tuple(Delta, (None, None, (new_tuple(
                 ToolCallDelta, (index, None, None, text)),)))
 
-        return add_json_text
+        return add_json_text, args if sent else None, index, False
 
     def _reasoning_sink(self, text: str) -> Delta | None:
         self.reasoning.append(text)

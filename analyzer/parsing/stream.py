@@ -63,7 +63,8 @@ HELD: Any = object()
 # A stream whose next chunks may need no run (`StreamParser.quiet`): (leaf, at, capture, sink,
 # head, moves, clear): the leaf that waits, where it waits (in the buffer), the capture it
 # stretches (None: none, UNKNOWN: not seen, HELD: held back), how that capture's text maps to
-# deltas (None: not found yet, at the first stretch; NO_SINK: through the mapper's handler),
+# deltas (a mapper.TextSink; None: not found yet, at the first stretch; NO_SINK: through the
+# mapper's handler),
 # the leaf the stream's resume point still holds when a leaf that moves has read on in a new
 # state (None: the same leaf), the leaf's `Expr.moves` (a class attribute: its read through
 # the instance is not specialized on 3.11, and every skipped chunk asks), and, once a text
@@ -183,7 +184,9 @@ class StreamParser:
         self.quiet: Quiet | None = None
         # While a quiet stream stretches a capture through a known text sink, at the start
         # of the text, with no memo and no problem pending: the leaf's reads_on_without
-        # character, then the sink (mapper.TextSink). Set by _stretched, dropped by a run.
+        # character, the sink's function, the call's argument pieces when the sink escapes
+        # and sends value text (mapper.TextSink; else None), the call's index. Set by
+        # _stretched, dropped by a run.
         self.fast: tuple[str, Callable[[str], Delta | None], list[str] | None, int] | None = None
         # _steady's answers built from head_capture's, by (resume point, leaf)
         self.heads: dict[tuple[Any, Expr], Quiet] = {}
@@ -256,7 +259,7 @@ class StreamParser:
                     text, self.buffer = buffer, ""
                 else:
                     text, self.buffer = buffer[:end], buffer[end:]
-                delta = sink(text)
+                delta = sink[0](text)
                 self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
                 self.offset += end
                 deltas = [] if delta is None else [delta]
@@ -315,20 +318,29 @@ class StreamParser:
         if capture is not None:
             if sink is None:
                 found = self._sink(capture)
-                sink = NO_SINK if found is None else found[0]
+                sink = NO_SINK if found is None else found
                 # feed's usual chunk is this sink's: the leaf may say how it reads on
                 clear = "" if moves or found is None else leaf.reads_on_without
                 self.quiet = (leaf, at, capture, sink, head, moves, clear)
                 if found and clear and not at and not self.memo and not self.watch.pending:
                     # Nothing but a run changes these (a run's events, its memo): till the
                     # next run, feed takes a chunk without `clear` itself.
-                    self.fast = (clear, *found)
+                    function, pieces, index, escaped = found
+                    self.fast = (clear, function, pieces if escaped else None, index)
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
-                delta = sink(text)
-                if delta is not None:
-                    deltas = [delta]
+                function, pieces, index, escaped = sink
+                if pieces is None:
+                    delta = function(text)
+                    if delta is not None:
+                        deltas = [delta]
+                else:  # argument text sent as it comes, as in feed
+                    piece = encode_basestring(text)[1:-1] if escaped else text
+                    pieces.append(piece)
+                    if piece:
+                        deltas = [new_tuple(Delta, (None, None, (new_tuple(
+                            ToolCallDelta, (index, None, None, piece)),)))]
         if self.memo:
             self._drop(end)
         else:  # _drop's work, inlined (most chunks of a long value come here); its pieces
