@@ -235,14 +235,15 @@ class StreamParser:
         if watch.pending:
             watch.received(chunk)
         quiet = self.quiet
+        self.buffer = buffer
         if quiet is None:
-            self.buffer = buffer
             deltas = self._advance(True)
+        elif quiet[5]:  # a leaf that moves reads on itself
+            read = self._read_on(quiet, buffer)
+            deltas = self._advance(True) if read is None else read
         else:
-            leaf, at, capture, sink, _, moves, clear = quiet
-            if moves:
-                end = -1
-            elif not clear or clear in buffer:
+            leaf, at, capture, sink, _, _, clear = quiet
+            if not clear or clear in buffer:
                 end = leaf.waiting_end(buffer, at)
             # The leaf's waiting_end answer without the call, when the text lacks `clear`:
             elif capture is HELD:  # a held leaf's one wake character: it waits at the end
@@ -251,32 +252,24 @@ class StreamParser:
                 end = len(buffer.rstrip(SPACE_CHARS))
                 if end < at:  # only whitespace after where it waited
                     end = at
-            if end > at and sink is not None and sink is not NO_SINK and not self.memo:
-                # _stretched's usual case, first and inlined (most chunks of a long value):
-                # the leaf reads on and a known text sink maps its capture (a sink is known
-                # only for a capture that stretches: not UNKNOWN, not HELD)
-                if end == len(buffer):  # it reads to the end (most do): no slices to make
-                    text, self.buffer = buffer, ""
-                else:
-                    text, self.buffer = buffer[:end], buffer[end:]
+            # (A sink is known only for a capture that stretches: not UNKNOWN, not HELD.)
+            if end == at:
+                deltas = []  # it waits where it did: nothing new is certain
+            elif end < 0 or capture is UNKNOWN:  # a run's chunk (markup)
+                deltas = self._advance(True)
+            elif capture is HELD:  # nothing is final yet: the leaf only waits further on
+                self.quiet = (leaf, end, HELD, None, None, False, clear)
+                deltas = []
+            elif sink is not None and sink is not NO_SINK and not self.memo:
+                # _stretched's usual case, inlined: the leaf reads on (a chunk holding `clear`,
+                # as `\n</para`: up to what may still begin a marker) and a known sink maps it
+                text, self.buffer = buffer[:end], buffer[end:]
                 delta = sink[0](text)
                 self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
                 self.offset += end
                 deltas = [] if delta is None else [delta]
             else:
-                self.buffer = buffer
-                if moves:  # a leaf that moves reads on itself
-                    read = self._read_on(quiet, buffer)
-                    deltas = self._advance(True) if read is None else read
-                elif end == at:
-                    deltas = []  # it waits where it did: nothing new is certain
-                elif end < 0 or capture is UNKNOWN:
-                    deltas = self._advance(True)
-                elif capture is HELD:  # nothing is final yet: the leaf only waits further on
-                    self.quiet = (leaf, end, HELD, None, None, False, clear)
-                    deltas = []
-                else:
-                    deltas = self._stretched(quiet, end)
+                deltas = self._stretched(quiet, end)
         if watch.pending:
             watch.settle(final=False)
         return deltas
