@@ -186,7 +186,8 @@ class MessageBuilder:
                 return None
             call = self.calls[-1]
             if not value_type.text_only:  # typed once complete: held until then, unsent
-                return self._held_sink(call.buffered), None, 0, False
+                # (as _arg_string keeps it; the list's own append: no Python frame per chunk)
+                return call.buffered.append, None, 0, False
             args, index = call.args, len(self.calls) - 1
             sent = call.announced and self.sent is not None
 
@@ -206,15 +207,6 @@ class MessageBuilder:
         if role is CONTENT_TEXT and not self.split:
             return self._content_sink, None, 0, False
         return None
-
-    @staticmethod
-    def _held_sink(buffered: list[str]) -> Callable[[str], Delta | None]:
-        """The text sink of a value kept until it is complete (as _arg_string keeps it)."""
-
-        def hold_value_text(text: str) -> None:
-            buffered.append(text)
-
-        return hold_value_text
 
     def _json_sink(self, flags: int, info: Any) -> TextSink | None:
         """The text sink of JSON argument text sent as it comes (as _json_args adds it)."""
