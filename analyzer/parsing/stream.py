@@ -709,8 +709,9 @@ class Accumulator:
         if reasoning:
             self.reasoning.append(reasoning)
         for index, call_id, name, arguments in tool_calls:
-            call = self.calls.get(index)
-            if call is None:
+            try:  # a dict's subscript, not get(): a method call costs more than the try
+                call = self.calls[index]
+            except KeyError:
                 call = self.calls[index] = ["", "", []]
             if call_id is not None:
                 call[0] = call_id
