@@ -193,15 +193,15 @@ class ValueText(p.Expr):
         rest = text[at:] if at else text
         if self.lead not in rest if self.lead else not self._has_lead(rest, 0, len(rest)):
             return at + len(rest.rstrip(SPACE))
-        # All of it may still begin a marker (the closing tag coming, one character at a
-        # time): held where it was.
-        if (rest in self.openers and self.end not in rest
-                and not self.stops.pattern.search(rest)):
-            return at
-        # Without the closing or a whole stop in it, the match waits as match does: before
-        # the tail that may still begin a marker (a chunk that ends in `\n</para`).
+        # The closing or a whole stop in it: a run decides (most chunks that come here).
         if self.end in rest or self.stops.pattern.search(rest):
             return -1
+        # All of it may still begin a marker (the closing tag coming, one character at a
+        # time): held where it was.
+        if rest in self.openers:
+            return at
+        # Else the match waits as match does: before the tail that may still begin a
+        # marker (a chunk that ends in `\n</para`).
         return at + self._certain_end(rest, 0, len(rest))
 
     def may_fail(self, text: str, pos: int) -> bool:
