@@ -22,7 +22,7 @@ from typing import Any
 
 from analyzer.parsing.deltas import Delta, ToolCallDelta, new_tuple
 from analyzer.parsing.deviations import Deviation, collected
-from analyzer.parsing.mapper import HANDLERS, MessageBuilder, TextSink
+from analyzer.parsing.mapper import HANDLERS, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
 from analyzer.parsing.recovery import Break, broken_at, rest_as_content
 from analyzer.peg import Expr, ParseProblem, Parser, Role
@@ -309,8 +309,10 @@ class StreamParser:
         buffer = self.buffer
         text = buffer[:end]
         if capture is not None:
-            if sink is None:
-                found = self._sink(capture)
+            if sink is None:  # the builder's text sink (MessageBuilder.text_sink), found once
+                role, _, _, flags, info = capture
+                # (`in NOTED`, not `is Role.PROBLEM or ...`: an enum member read costs ~150 ns)
+                found = None if role in NOTED else self.builder.text_sink(role, flags, info)
                 sink = NO_SINK if found is None else found
                 # feed's usual chunk is this sink's: the leaf may say how it reads on
                 clear = "" if moves or found is None else leaf.reads_on_without
@@ -342,14 +344,6 @@ class StreamParser:
             self.buffer = buffer[end:]
             self.offset += end
         return deltas
-
-    def _sink(self, capture: Event) -> TextSink | None:
-        """Return the builder's text sink for a capture (`MessageBuilder.text_sink`), or
-        None."""
-        role, _, _, flags, info = capture
-        if role in NOTED:  # not `role is Role.PROBLEM or ...`: an enum member read costs ~150 ns
-            return None
-        return self.builder.text_sink(role, flags, info)
 
     def _stretch(self, capture: Event, end: int) -> list[Delta]:
         """Map the capture stretched over buffer[:end] as a run would."""
