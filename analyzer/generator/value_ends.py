@@ -191,10 +191,11 @@ class ValueText(p.Expr):
         # No stop, tag or closing can begin in text without their leads: it reads on to the
         # end of text, short of the trailing whitespace left for the closing (as match waits).
         rest = text[at:] if at else text
+        if self.end in rest:  # a run decides (most chunks that ask: a stream answers the rest)
+            return -1
         if self.lead not in rest if self.lead else not self._has_lead(rest, 0, len(rest)):
             return at + len(rest.rstrip(SPACE))
-        # The closing or a whole stop in it: a run decides (most chunks that come here).
-        if self.end in rest or self.stops.pattern.search(rest):
+        if self.stops.pattern.search(rest):  # a whole stop: a run decides too
             return -1
         # All of it may still begin a marker (the closing tag coming, one character at a
         # time): held where it was.
