@@ -229,12 +229,12 @@ class StreamParser:
             pieces.append(piece)
             return [new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
                                                              (index, None, None, piece)),)))]
-        if self.finished:
+        quiet = self.quiet
+        if quiet is None and self.finished:  # finish() leaves no quiet stream
             raise ValueError("feed() after finish()")
         watch = self.watch
         if watch.pending:
             watch.received(chunk)
-        quiet = self.quiet
         self.buffer = buffer
         if quiet is None:
             deltas = self._advance(True)
@@ -421,8 +421,8 @@ class StreamParser:
     def finish(self) -> list[Delta]:
         """Declare the output complete; return the remaining deltas."""
         self.finished = True
-        self.fast = None
         deltas = self._advance(partial=False)
+        self.quiet = self.fast = None  # feed() tells finished only where nothing is quiet
         self.watch.settle(final=True)
         return deltas
 
