@@ -187,7 +187,7 @@ class StreamParser:
         # character, the sink's function, the call's argument pieces when the sink escapes
         # and sends value text (mapper.TextSink; else None), the call's index. Set by
         # _stretched, dropped by a run.
-        self.fast: tuple[str, Callable[[str], Delta | None], list[str] | None, int] | None = None
+        self.fast: tuple[str, Any, list[str] | None, int] | None = None
         # _steady's answers built from head_capture's, by (resume point, leaf)
         self.heads: dict[tuple[Any, Expr], Quiet] = {}
         # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
@@ -260,14 +260,6 @@ class StreamParser:
             elif capture is HELD:  # nothing is final yet: the leaf only waits further on
                 self.quiet = (leaf, end, HELD, None, None, False, clear)
                 deltas = []
-            elif sink is not None and sink is not NO_SINK and not self.memo:
-                # _stretched's usual case, inlined: the leaf reads on (a chunk holding `clear`,
-                # as `\n</para`: up to what may still begin a marker) and a known sink maps it
-                text, self.buffer = buffer[:end], buffer[end:]
-                delta = sink[0](text)
-                self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
-                self.offset += end
-                deltas = [] if delta is None else [delta]
             else:
                 deltas = self._stretched(quiet, end)
         if watch.pending:
