@@ -107,7 +107,7 @@ class ValueText(p.Expr):
         # The tail that may still begin a marker, which _certain_end holds back (a stream
         # asks at every chunk that ends in half a marker), and how far back it may begin.
         self.held = re.compile(beginnings_pattern(self.markers))
-        self.reach = max(stops.longest, len(pad + end))
+        self.reach = max(len(marker) for marker in self.markers)
 
     def match(self, st: MatchState, pos: int) -> int:
         text = st.text
