@@ -186,7 +186,8 @@ class StreamParser:
         # of the text, with no memo and no problem pending: the leaf's reads_on_without
         # character, the sink's function, the call's argument pieces when the sink escapes
         # and sends value text (mapper.TextSink; else None), the call's index. Set by
-        # _stretched, dropped by a run.
+        # _stretched, dropped before the next run (only feed's own run branch meets one set:
+        # a quiet stream with a sink runs nowhere else) and by finish.
         self.fast: tuple[str, Any, list[str] | None, int] | None = None
         # _steady's answers built from head_capture's, by (resume point, leaf)
         self.heads: dict[tuple[Any, Expr], Quiet] = {}
@@ -256,6 +257,8 @@ class StreamParser:
             if end == at:
                 deltas = []  # it waits where it did: nothing new is certain
             elif end < 0 or capture is UNKNOWN:  # a run's chunk (markup)
+                if fast is not None:  # the run maps new events: the sink is no longer valid
+                    self.fast = None
                 deltas = self._advance(True)
             elif capture is HELD:  # nothing is final yet: the leaf only waits further on
                 self.quiet = (leaf, end, HELD, None, None, False, clear)
@@ -421,7 +424,6 @@ class StreamParser:
     def _advance(self, partial: bool) -> list[Delta]:
         """Run over the buffer, recovering at each break as a one-shot parse does."""
         quiet, self.quiet = self.quiet, None
-        self.fast = None
         if quiet is not None and quiet[4] is not None:  # its head: a moved leaf's old state
             self.expr = with_leaf(self.expr, quiet[4], quiet[0])
         if partial and self.decided and not self.memo and not self.raw:
