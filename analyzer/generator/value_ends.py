@@ -17,7 +17,7 @@ from functools import cached_property, lru_cache
 
 from analyzer import peg as p
 from analyzer.generator.build import Build
-from analyzer.peg.scanning import SPACE_CHARS, first_chars, held_back
+from analyzer.peg.scanning import SPACE_CHARS, beginnings_pattern, first_chars
 from analyzer.peg.state import MatchState
 
 SPACE = SPACE_CHARS  # what Expr.reads_on_without says a value leaves for its closing
@@ -87,7 +87,7 @@ class ValueText(p.Expr):
     """Match a value's text: up to its closing tag, or up to the markup that stops it."""
 
     __slots__ = ("end", "pad", "stops", "markers", "leads", "wake", "lead", "openers",
-                 "stop_openers", "reads_on_without")
+                 "stop_openers", "reads_on_without", "held", "reach")
 
     def __init__(self, end: str, pad: str, stops: Intruders) -> None:
         self.end = end
@@ -104,6 +104,10 @@ class ValueText(p.Expr):
         # a `<`): one set lookup instead of a startswith per declared parameter.
         self.openers = beginnings(self.markers, proper=True)
         self.stop_openers = beginnings((*stops.markers, end), proper=False)
+        # The tail that may still begin a marker, which _certain_end holds back (a stream
+        # asks at every chunk that ends in half a marker), and how far back it may begin.
+        self.held = re.compile(beginnings_pattern(self.markers))
+        self.reach = max(len(marker) for marker in self.markers)
 
     def match(self, st: MatchState, pos: int) -> int:
         text = st.text
@@ -162,12 +166,18 @@ class ValueText(p.Expr):
     def _certain_end(self, text: str, pos: int, upto: int) -> int:
         """Return where the certain text of a value read from pos to upto ends: before the
         tail that may still become a marker and the whitespace left for the closing."""
-        window = max(pos, upto - max(self.stops.longest, len(self.pad + self.end)))
+        window = upto - self.reach  # not max(): a builtin call costs as much as the search
+        if window < pos:
+            window = pos
         lead = self.lead
-        if (text.find(lead, window, upto) >= 0 if lead
-                else self._has_lead(text, window, upto)):  # _has_lead's usual case inlined
-            upto -= held_back(text, pos, upto, self.markers)
-        return value_end(text, pos, upto, self.stops.mismatched)
+        if (lead in text[window:upto] if lead  # _has_lead's usual case inlined; `in` on a
+                else self._has_lead(text, window, upto)):  # slice, cheaper than find's parsing
+            held = self.held.search(text, window, upto)  # the earliest tail: the longest
+            if held is not None:
+                upto = held.start()
+        end = pos + len(text[pos:upto].rstrip(SPACE))  # value_end's, before its tags
+        mismatched = self.stops.mismatched
+        return value_end(text, pos, end, mismatched) if mismatched else end
 
     def _has_lead(self, text: str, start: int, end: int) -> bool:
         """Tell whether a stop, a tag or the closing may begin in text[start:end] (the fast
@@ -181,17 +191,18 @@ class ValueText(p.Expr):
         # No stop, tag or closing can begin in text without their leads: it reads on to the
         # end of text, short of the trailing whitespace left for the closing (as match waits).
         rest = text[at:] if at else text
+        if self.end in rest:  # a run decides (most chunks that ask: a stream answers the rest)
+            return -1
         if self.lead not in rest if self.lead else not self._has_lead(rest, 0, len(rest)):
             return at + len(rest.rstrip(SPACE))
+        if self.stops.pattern.search(rest):  # a whole stop: a run decides too
+            return -1
         # All of it may still begin a marker (the closing tag coming, one character at a
         # time): held where it was.
-        if (rest in self.openers and self.end not in rest
-                and not self.stops.pattern.search(rest)):
+        if rest in self.openers:
             return at
-        # Without the closing or a whole stop in it, the match waits as match does: before
-        # the tail that may still begin a marker (a chunk that ends in `\n</para`).
-        if self.end in rest or self.stops.pattern.search(rest):
-            return -1
+        # Else the match waits as match does: before the tail that may still begin a
+        # marker (a chunk that ends in `\n</para`).
         return at + self._certain_end(rest, 0, len(rest))
 
     def may_fail(self, text: str, pos: int) -> bool:
@@ -210,9 +221,7 @@ def beginnings(markers: tuple[str, ...], proper: bool) -> frozenset[str]:
 def value_end(text: str, pos: int, cut: int, mismatched: tuple[str, ...]) -> int:
     """Return where the value ends before cut: trailing whitespace and one closing tag of
     another element are left for the closing."""
-    end = cut
-    while end > pos and text[end - 1] in SPACE:
-        end -= 1
+    end = pos + len(text[pos:cut].rstrip(SPACE))  # one call, not a step per character
     for tag in mismatched:
         if text.endswith(tag, pos, end):
             return value_end(text, pos, end - len(tag), ())

@@ -122,6 +122,15 @@ def type_tagged_value(text: str, types: tuple[str, ...]) -> str:
     return encode_basestring(text)
 
 
+# What MessageBuilder.text_sink gives: (function, pieces, index, escaped). For text sent as
+# argument text as it comes, the call's argument pieces, its index, and whether the text is
+# escaped as JSON string text (a value's) or sent as it is (JSON arguments): the stream
+# appends and sends it itself (a Python call less at each chunk of a long value; the
+# function is then None for a value's text, whose closure would cost more than its
+# mapping). Else the function maps the text and pieces is None.
+TextSink = tuple[Callable[[str], Delta | None] | None, list[str] | None, int, bool]
+
+
 class MessageBuilder:
     """Fold captures, in input order, into a message; with record=True also list the
     deltas each step adds (what a stream sends: `sent`, which the stream empties)."""
@@ -170,48 +179,38 @@ class MessageBuilder:
             calls.append(made)
         return Message.of(joined(self.content), joined(self.reasoning), tuple(calls))
 
-    def text_sink(self, role: Role, flags: int, info: Any) -> Callable[[str], Delta | None] | None:
+    def text_sink(self, role: Role, flags: int, info: Any) -> TextSink | None:
         """For a stream stretching one capture over text after text: a function that adds the
         next text as apply() would and returns the delta that sends it (None when none is
-        sent yet). None when that capture needs apply() (a value typed once complete, content
-        right after a call). Valid while no other event comes between."""
-        if role is ARG_STRING_VALUE and flags & CONTINUED and flags & PARTIAL:
-            value_type = info if isinstance(info, ValueType) else ValueType.of(info)
-            if not self.calls or self.calls[-1].closed:
+        sent yet), with what TextSink says of argument text. None when that capture needs
+        apply() (a value typed once complete, content right after a call). Valid while no
+        other event comes between."""
+        if role is ARG_STRING_VALUE and flags & STREAMED == STREAMED:
+            calls = self.calls
+            if not calls or calls[-1].closed:
                 return None
-            call = self.calls[-1]
-            if not value_type.text_only:  # typed once complete: held until then, unsent
-                return self._held_sink(call.buffered)
-            args, index = call.args, len(self.calls) - 1
-            sent = call.announced and self.sent is not None
+            call = calls[-1]
+            if not (info if isinstance(info, ValueType) else ValueType.of(info)).text_only:
+                # typed once complete: held until then, unsent (as _arg_string keeps it; the
+                # list's own append: no Python frame per chunk)
+                return call.buffered.append, None, 0, False
+            args = call.args
+            if call.announced and self.sent is not None:  # the stream escapes and sends it
+                return None, args, len(calls) - 1, True
 
-            def add_argument_text(text: str) -> Delta | None:
-                piece = encode_basestring(text)[1:-1]
-                args.append(piece)
-                if not (sent and piece):
-                    return None
-                return new_tuple(Delta, (None, None, (new_tuple(
-                    ToolCallDelta, (index, None, None, piece)),)))
+            def add_unsent_text(text: str) -> None:
+                args.append(encode_basestring(text)[1:-1])
 
-            return add_argument_text
+            return add_unsent_text, None, 0, True
         if role is TOOL_ARGS or role is ARG_JSON_VALUE:
             return self._json_sink(flags, info)
         if role is REASONING_TEXT:
-            return self._reasoning_sink
+            return self._reasoning_sink, None, 0, False
         if role is CONTENT_TEXT and not self.split:
-            return self._content_sink
+            return self._content_sink, None, 0, False
         return None
 
-    @staticmethod
-    def _held_sink(buffered: list[str]) -> Callable[[str], Delta | None]:
-        """The text sink of a value kept until it is complete (as _arg_string keeps it)."""
-
-        def hold_value_text(text: str) -> None:
-            buffered.append(text)
-
-        return hold_value_text
-
-    def _json_sink(self, flags: int, info: Any) -> Callable[[str], Delta | None] | None:
+    def _json_sink(self, flags: int, info: Any) -> TextSink | None:
         """The text sink of JSON argument text sent as it comes (as _json_args adds it)."""
         if flags & (PYTHON | QUOTED) or getattr(info, "to_json", None) is not None:
             return None  # converted once complete
@@ -228,7 +227,7 @@ class MessageBuilder:
             return new_tuple(Delta, (None, None, (new_tuple(
                 ToolCallDelta, (index, None, None, text)),)))
 
-        return add_json_text
+        return add_json_text, args if sent else None, index, False
 
     def _reasoning_sink(self, text: str) -> Delta | None:
         self.reasoning.append(text)
@@ -604,5 +603,7 @@ CONTENT_TEXT, REASONING_TEXT = Role.CONTENT, Role.REASONING
 NOT_QUOTED = ~QUOTED  # the flags a one-shot step leaves to its handler
 # The roles to_message maps itself (other events, content among them, skip its steps at once).
 WHOLE_STEPS = frozenset((TOOL_OPEN, TOOL_ARGS, TOOL_NAME, CALL_ID, TOOL_CLOSE))
+# The flags of a value's text that goes on past this chunk, and began in an earlier one.
+STREAMED = CONTINUED | PARTIAL
 # A tagged argument's events, mapped in to_message's loop when they carry no flags.
 ARGUMENT_STEPS = frozenset((ARG_NAME, ARG_STRING_VALUE, ARG_JSON_VALUE))

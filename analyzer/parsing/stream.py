@@ -17,9 +17,10 @@ grammar; the events, and so the deltas, are the ones the run would have given.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring
 from typing import Any
 
-from analyzer.parsing.deltas import Delta, ToolCallDelta
+from analyzer.parsing.deltas import Delta, ToolCallDelta, new_tuple
 from analyzer.parsing.deviations import Deviation, collected
 from analyzer.parsing.mapper import HANDLERS, MessageBuilder
 from analyzer.parsing.message import Message, ToolCall
@@ -62,7 +63,8 @@ HELD: Any = object()
 # A stream whose next chunks may need no run (`StreamParser.quiet`): (leaf, at, capture, sink,
 # head, moves, clear): the leaf that waits, where it waits (in the buffer), the capture it
 # stretches (None: none, UNKNOWN: not seen, HELD: held back), how that capture's text maps to
-# deltas (None: not found yet, at the first stretch; NO_SINK: through the mapper's handler),
+# deltas (a mapper.TextSink; None: not found yet, at the first stretch; NO_SINK: through the
+# mapper's handler),
 # the leaf the stream's resume point still holds when a leaf that moves has read on in a new
 # state (None: the same leaf), the leaf's `Expr.moves` (a class attribute: its read through
 # the instance is not specialized on 3.11, and every skipped chunk asks), and, once a text
@@ -181,6 +183,13 @@ class StreamParser:
         # Set while the last run was steady: the characters that would change its outcome,
         # and the capture it stretched over the whole text (None: it captured nothing).
         self.quiet: Quiet | None = None
+        # While a quiet stream stretches a capture through a known text sink, at the start
+        # of the text, with no memo and no problem pending: the leaf's reads_on_without
+        # character, the sink's function, the call's argument pieces when the sink escapes
+        # and sends value text (mapper.TextSink; else None), the call's index. Set by
+        # _stretched, dropped before the next run (only feed's own run branch meets one set:
+        # a quiet stream with a sink runs nowhere else) and by finish.
+        self.fast: tuple[str, Any, list[str] | None, int] | None = None
         # _steady's answers built from head_capture's, by (resume point, leaf)
         self.heads: dict[tuple[Any, Expr], Quiet] = {}
         # leaf_kind's answers, for _steady (a stream meets a few dozen leaves, and a leaf that
@@ -199,21 +208,46 @@ class StreamParser:
 
     def feed(self, chunk: str) -> list[Delta]:
         """Add a chunk; return the deltas that became certain."""
-        if self.finished:
-            raise ValueError("feed() after finish()")
         buffer = self.buffer + chunk
+        fast = self.fast
+        if fast is not None and fast[0] not in buffer:
+            # The middle of a long value (most chunks of a stream): the leaf reads on to the
+            # end, short of trailing whitespace (`Expr.reads_on_without`), and the capture's
+            # text sink maps the text; what _stretched does, in feed's one frame.
+            text = buffer.rstrip(SPACE_CHARS)
+            if text is buffer:  # nothing stripped (rstrip gives the string itself back)
+                self.buffer = ""
+            elif text:
+                self.buffer = buffer[len(text):]
+            else:  # only whitespace: it waits where it did
+                self.buffer = buffer
+                return []
+            self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
+            self.offset += len(text)
+            _, sink, pieces, index = fast
+            if pieces is None:
+                delta = sink(text)
+                return [] if delta is None else [delta]
+            # A value's text sent as it comes: the sink's work (mapper.TextSink), inlined
+            piece = encode_basestring(text)[1:-1]
+            pieces.append(piece)
+            return [new_tuple(Delta, (None, None, (new_tuple(ToolCallDelta,
+                                                             (index, None, None, piece)),)))]
+        quiet = self.quiet
+        if quiet is None and self.finished:  # finish() leaves no quiet stream
+            raise ValueError("feed() after finish()")
         watch = self.watch
         if watch.pending:
             watch.received(chunk)
-        quiet = self.quiet
+        self.buffer = buffer
         if quiet is None:
-            self.buffer = buffer
             deltas = self._advance(True)
+        elif quiet[5]:  # a leaf that moves reads on itself
+            read = self._read_on(quiet, buffer)
+            deltas = self._advance(True) if read is None else read
         else:
-            leaf, at, capture, sink, _, moves, clear = quiet
-            if moves:
-                end = -1
-            elif not clear or clear in buffer:
+            leaf, at, capture, sink, _, _, clear = quiet
+            if not clear or clear in buffer:
                 end = leaf.waiting_end(buffer, at)
             # The leaf's waiting_end answer without the call, when the text lacks `clear`:
             elif capture is HELD:  # a held leaf's one wake character: it waits at the end
@@ -222,32 +256,18 @@ class StreamParser:
                 end = len(buffer.rstrip(SPACE_CHARS))
                 if end < at:  # only whitespace after where it waited
                     end = at
-            if end > at and sink is not None and sink is not NO_SINK and not self.memo:
-                # _stretched's usual case, first and inlined (most chunks of a long value):
-                # the leaf reads on and a known text sink maps its capture (a sink is known
-                # only for a capture that stretches: not UNKNOWN, not HELD)
-                if end == len(buffer):  # it reads to the end (most do): no slices to make
-                    text, self.buffer = buffer, ""
-                else:
-                    text, self.buffer = buffer[:end], buffer[end:]
-                delta = sink(text)
-                self.gone.append(text)  # _drop's work: its pieces are counted at a run's drop
-                self.offset += end
-                deltas = [] if delta is None else [delta]
+            # (A sink is known only for a capture that stretches: not UNKNOWN, not HELD.)
+            if end == at:
+                deltas = []  # it waits where it did: nothing new is certain
+            elif end < 0 or capture is UNKNOWN:  # a run's chunk (markup)
+                if fast is not None:  # the run maps new events: the sink is no longer valid
+                    self.fast = None
+                deltas = self._advance(True)
+            elif capture is HELD:  # nothing is final yet: the leaf only waits further on
+                self.quiet = (leaf, end, HELD, None, None, False, clear)
+                deltas = []
             else:
-                self.buffer = buffer
-                if moves:  # a leaf that moves reads on itself
-                    read = self._read_on(quiet, buffer)
-                    deltas = self._advance(True) if read is None else read
-                elif end == at:
-                    deltas = []  # it waits where it did: nothing new is certain
-                elif end < 0 or capture is UNKNOWN:
-                    deltas = self._advance(True)
-                elif capture is HELD:  # nothing is final yet: the leaf only waits further on
-                    self.quiet = (leaf, end, HELD, None, None, False, clear)
-                    deltas = []
-                else:
-                    deltas = self._stretched(quiet, end)
+                deltas = self._stretched(quiet, end)
         if watch.pending:
             watch.settle(final=False)
         return deltas
@@ -287,17 +307,33 @@ class StreamParser:
         buffer = self.buffer
         text = buffer[:end]
         if capture is not None:
-            if sink is None:
-                sink = self._sink(capture)
+            if sink is None:  # the builder's text sink (MessageBuilder.text_sink), found once
+                role, _, _, flags, info = capture
+                # (`in NOTED`, not `is Role.PROBLEM or ...`: an enum member read costs ~150 ns)
+                found = None if role in NOTED else self.builder.text_sink(role, flags, info)
+                sink = NO_SINK if found is None else found
                 # feed's usual chunk is this sink's: the leaf may say how it reads on
-                clear = "" if moves or sink is NO_SINK else leaf.reads_on_without
+                clear = "" if moves or found is None else leaf.reads_on_without
                 self.quiet = (leaf, at, capture, sink, head, moves, clear)
+                if found and clear and not at and not self.memo and not self.watch.pending:
+                    # Nothing but a run changes these (a run's events, its memo): till the
+                    # next run, feed takes a chunk without `clear` itself.
+                    function, pieces, index, escaped = found
+                    self.fast = (clear, function, pieces if escaped else None, index)
             if sink is NO_SINK:
                 deltas = self._stretch(capture, end)
             else:  # the mapping of one text capture, straight to its delta
-                delta = sink(text)
-                if delta is not None:
-                    deltas = [delta]
+                function, pieces, index, escaped = sink
+                if pieces is None:
+                    delta = function(text)
+                    if delta is not None:
+                        deltas = [delta]
+                else:  # argument text sent as it comes, as in feed
+                    piece = encode_basestring(text)[1:-1] if escaped else text
+                    pieces.append(piece)
+                    if piece:
+                        deltas = [new_tuple(Delta, (None, None, (new_tuple(
+                            ToolCallDelta, (index, None, None, piece)),)))]
         if self.memo:
             self._drop(end)
         else:  # _drop's work, inlined (most chunks of a long value come here); its pieces
@@ -306,15 +342,6 @@ class StreamParser:
             self.buffer = buffer[end:]
             self.offset += end
         return deltas
-
-    def _sink(self, capture: Event) -> Any:
-        """Return the builder's text sink for a capture (`MessageBuilder.text_sink`), or
-        NO_SINK."""
-        role, _, _, flags, info = capture
-        if role in NOTED:  # not `role is Role.PROBLEM or ...`: an enum member read costs ~150 ns
-            return NO_SINK
-        sink = self.builder.text_sink(role, flags, info)
-        return NO_SINK if sink is None else sink
 
     def _stretch(self, capture: Event, end: int) -> list[Delta]:
         """Map the capture stretched over buffer[:end] as a run would."""
@@ -397,6 +424,7 @@ class StreamParser:
         """Declare the output complete; return the remaining deltas."""
         self.finished = True
         deltas = self._advance(partial=False)
+        self.quiet = self.fast = None  # feed() tells finished only where nothing is quiet
         self.watch.settle(final=True)
         return deltas
 
@@ -731,8 +759,9 @@ class Accumulator:
         if reasoning:
             self.reasoning.append(reasoning)
         for index, call_id, name, arguments in tool_calls:
-            call = self.calls.get(index)
-            if call is None:
+            try:  # a dict's subscript, not get(): a method call costs more than the try
+                call = self.calls[index]
+            except KeyError:
                 call = self.calls[index] = ["", "", []]
             if call_id is not None:
                 call[0] = call_id

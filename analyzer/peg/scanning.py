@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from typing import Any
 
 from analyzer.peg.expressions import SEQUENCE_LEVEL, Expr
 from analyzer.peg.state import FAIL, MatchState
@@ -131,14 +132,41 @@ class Token(Literal):
 def held_back(text: str, start: int, end: int, markers: tuple[str, ...]) -> int:
     """Return the length of the longest tail of text[start:end] that begins some marker
     (and is shorter than it)."""
-    leads, by_lead, longest = marker_index(markers)
-    for found in leads.finditer(text, max(start, end - longest + 1), end):
-        at = found.start()
-        tail = text[at:end]
-        for marker in by_lead[tail[0]]:  # the earliest tail that fits is the longest
-            if len(tail) < len(marker) and marker.startswith(tail):
-                return end - at
-    return 0
+    firsts, tails, longest = marker_index(markers)
+    held = end
+    # The earliest tail that begins a marker is the longest: each first character's
+    # candidates are found by str.find (a regex's finditer cost more than the whole search).
+    low = end - longest + 1
+    if low < start:
+        low = start
+    for first in firsts:
+        at = text.find(first, low, held)
+        while at >= 0:
+            if text[at:end] in tails:
+                held = at
+                break
+            at = text.find(first, at + 1, held)
+    return end - held
+
+
+def beginnings_pattern(markers: tuple[str, ...]) -> str:
+    """Return a regex matching, up to the end of the text, a proper beginning of one of the
+    markers (one character or more): the markers' trie, so that a search tries each of its
+    characters once (an alternation of every beginning tries them all at each position)."""
+    trie: dict[str, Any] = {}
+    for marker in markers:
+        node = trie
+        for char in marker:
+            node = node.setdefault(char, {})
+    return f"(?:{_branches(trie)})" if any(trie.values()) else "(?!)"
+
+
+def _branches(node: dict[str, Any]) -> str:
+    """Return the alternatives of a trie node's children that a proper beginning may reach
+    (a child without children ends a marker: the whole marker is no proper beginning)."""
+    return "|".join(re.escape(char) + (rf"(?:\Z|{inner})" if (inner := _branches(child))
+                                       else r"\Z")
+                    for char, child in node.items() if child)
 
 
 def waiting_before_markers(text: str, at: int, markers: tuple[str, ...]) -> int:
@@ -149,15 +177,12 @@ def waiting_before_markers(text: str, at: int, markers: tuple[str, ...]) -> int:
 
 
 @lru_cache(maxsize=1024)
-def marker_index(markers: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, list[str]], int]:
-    """Index markers for held_back (streams ask on every chunk): a pattern of their first
-    characters, the markers by first character, the longest length."""
-    by_lead: dict[str, list[str]] = {}
-    for marker in markers:
-        if marker:
-            by_lead.setdefault(marker[0], []).append(marker)
-    pattern = re.compile("[" + "".join(re.escape(c) for c in by_lead) + "]" if by_lead else "(?!)")
-    return pattern, by_lead, max((len(m) for m in markers), default=0)
+def marker_index(markers: tuple[str, ...]) -> tuple[str, frozenset[str], int]:
+    """Index markers for held_back (streams ask on every chunk): their first characters,
+    every proper beginning of one (a set lookup per candidate tail), the longest's length."""
+    firsts = "".join(dict.fromkeys(marker[0] for marker in markers if marker))
+    tails = frozenset(marker[:size] for marker in markers for size in range(1, len(marker)))
+    return firsts, tails, max((len(m) for m in markers), default=0)
 
 
 def first_chars(markers: tuple[str, ...]) -> frozenset[str]:

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from analyzer import peg as p
-from analyzer.parsing.mapper import string_value, to_message, type_tagged_value
+from analyzer.parsing.mapper import MessageBuilder, string_value, to_message, type_tagged_value
 from analyzer.parsing.message import Message, ToolCall
-from analyzer.peg import ValueType
+from analyzer.peg import Role, ValueType
+from analyzer.peg.roles import CONTINUED, PARTIAL
 
 
 def tagged_parser(properties: dict[str, Any]) -> p.Parser:
@@ -229,3 +230,39 @@ def test_text_on_both_sides_of_a_call_is_kept_apart(output: str, content: str) -
 def test_a_quoted_id_or_name_is_its_json_string_value(quoted: str) -> None:
     # Without escapes the value is the text between the quotes (no json.loads per call).
     assert string_value(quoted) == json.loads(quoted)
+
+
+def builder_in_a_value(named: bool, schema: dict[str, Any] | None) -> MessageBuilder:
+    """A stream's builder that has begun the text of argument `a` (of call `f` when named)."""
+    builder = MessageBuilder(record=True)
+    if named:
+        builder.apply((Role.TOOL_NAME, 0, 1, 0, None), "f")
+    builder.apply((Role.ARG_NAME, 0, 1, 0, None), "a")
+    builder.apply((Role.ARG_STRING_VALUE, 0, 2, PARTIAL, ValueType.of(schema)), "ab")
+    return builder
+
+
+def test_a_values_text_sent_as_it_comes_is_left_to_the_stream() -> None:
+    # TextSink: the call's pieces, its index, escaped: no function (the stream does its work).
+    builder = builder_in_a_value(named=True, schema=None)
+    sink = builder.text_sink(Role.ARG_STRING_VALUE, CONTINUED | PARTIAL, ValueType.of(None))
+    assert sink == (None, builder.calls[0].args, 0, True)
+
+
+def test_a_values_text_before_its_call_is_announced_is_kept_unsent_and_escaped() -> None:
+    builder = builder_in_a_value(named=False, schema=None)
+    sink = builder.text_sink(Role.ARG_STRING_VALUE, CONTINUED | PARTIAL, None)
+    assert sink is not None and sink[1] is None and sink[0] is not None
+    assert sink[0]('c"\n') is None
+    assert builder.calls[0].args[-1] == 'c\\"\\n'
+    builder.apply((Role.TOOL_NAME, 0, 1, 0, None), "f")
+    assert json.loads(builder.message().tool_calls[0].arguments + '"}') == {"a": 'abc"\n'}
+
+
+def test_a_typed_values_text_is_held_in_its_calls_buffer() -> None:
+    builder = builder_in_a_value(named=True, schema={"type": "integer"})
+    sink = builder.text_sink(Role.ARG_STRING_VALUE, CONTINUED | PARTIAL,
+                             ValueType.of({"type": "integer"}))
+    assert sink is not None and sink[1] is None
+    assert sink[0] is not None and sink[0]("3") is None
+    assert builder.calls[0].buffered == ["ab", "3"]
