@@ -279,7 +279,7 @@ class ValueSegment:
     __slots__ = ("pattern", "tails", "close")
 
     def __init__(self, leaf: value_ends.ValueText, close: str | None) -> None:
-        lead = re.escape(leaf.lead)
+        lead = lead_class(leaf)
         self.pattern = re.compile(f"((?:[^{lead}]*[^{lead} \t\r\n])?)({SPACES})")
         self.tails = beginnings_of(leaf)
         self.close = close
@@ -890,7 +890,7 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             if type(closing) is not TolerantClosing or closing.end != leaf.end or not all(
                     _apart(other, closing.end) for other in others):
                 return begun, None, tails
-            lead_char = re.escape(leaf.lead)
+            lead_char = lead_class(leaf)
             closed = re.compile(f"{body}((?:[^{lead_char}]*[^{lead_char} \\t\\r\\n])?)"
                                 f"({SPACES})({re.escape(closing.end)})")
             return begun, closed, tails
@@ -941,7 +941,7 @@ def _value_form_of(items: tuple[Expr, ...]) -> tuple[Any, ...] | None:
     if valued is None:
         return None
     leaf, others = valued
-    return leaf.lead, leaf.end, beginnings_of(leaf), others, items[1].end
+    return leaf.leads, leaf.end, beginnings_of(leaf), others, items[1].end
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -965,7 +965,8 @@ def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | 
         return None
     leaf = last.item
     prefixes = tuple(other.prefix()[0] for other in others)
-    if not _value_form(leaf) or not all(prefix.startswith(leaf.lead) for prefix in prefixes):
+    if not _value_form(leaf) or not all(prefix[:1] and prefix[0] in leaf.leads
+                                        for prefix in prefixes):
         return None
     return leaf, prefixes
 
@@ -978,12 +979,20 @@ def _apart(prefix: str, close: str) -> bool:
 
 
 def _value_form(leaf: value_ends.ValueText) -> bool:
-    """Whether ValueText reads this value as _value's regex says: one lead character, not
-    whitespace, that every marker begins with (after whitespace)."""
-    lead = leaf.lead
-    return (len(lead) == 1 and lead not in value_ends.SPACE
-            and all(marker.lstrip(value_ends.SPACE).startswith(lead)
-                    for marker in leaf.markers))
+    """Whether ValueText reads this value as _value's regex says: lead characters (usually
+    one, `<`; MiniMax-M3's markers begin with `]` or `<`), none of them whitespace, one of
+    which every marker begins with (after whitespace). ValueText reads a text without any
+    of them as its value whichever they are (`_has_lead`): only where the first one is met
+    does its reading depend on the text, and from there the key holds the text."""
+    leads = leaf.leads
+    return (bool(leads) and not any(lead in value_ends.SPACE for lead in leads)
+            and all(marker.lstrip(value_ends.SPACE)[:1] in leads
+                    and marker.strip(value_ends.SPACE) for marker in leaf.markers))
+
+
+def lead_class(leaf: value_ends.ValueText) -> str:
+    """The value's lead characters as the inside of a regex character class."""
+    return "".join(re.escape(lead) for lead in leaf.leads)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -992,7 +1001,7 @@ def beginnings_of(leaf: value_ends.ValueText) -> frozenset[str]:
     its markers (from the lead character on)."""
     return frozenset({"", *(marker[:size] for marker in leaf.markers
                             for size in range(1, len(marker))
-                            if marker[:size].startswith(leaf.lead))})
+                            if marker[0] in leaf.leads)})
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -1005,8 +1014,8 @@ def _value(leaf: value_ends.ValueText) -> str | None:
     to compile, most of a grammar's first stream."""
     if not _value_form(leaf):
         return None
-    body = re.escape(leaf.lead)
-    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:{body}[\\s\\S]*)?)"
+    body = lead_class(leaf)
+    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:[{body}][\\s\\S]*)?)"
 
 
 def _has_values(start: Any) -> bool:
