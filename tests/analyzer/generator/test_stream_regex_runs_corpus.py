@@ -304,6 +304,25 @@ def test_an_argument_whose_value_may_be_a_cdata_block_is_read_by_its_regex() -> 
     assert every_cut_agrees(parser.parser, chunks) > 0
 
 
+def test_a_value_whose_markers_begin_with_several_characters_is_read_by_its_regexes(
+        ) -> None:
+    # MiniMax-M3: a value's markers begin with `]` (`]<]minimax[>[</query>...`) or `<` (a
+    # declared argument's `<city>`, `</invoke>`): the value reads text without either, and
+    # each argument has its branch. Values holding `]` or `<` that begin no marker, and
+    # a chunk ending inside the marker, are met at every cut.
+    parser, rendering = generated_call_or_skip(CORPUS / "MiniMax-M3.jinja")
+    chunks = [parser.prompt.tail] + [rendering[at:at + 3] for at in range(0, len(rendering), 3)]
+    loops = [segment for point, _ in met_points(parser.parser, chunks)
+             for segment in streaming.shapes_of(point).segments
+             if type(segment) is regexrun.LoopSegment]
+    assert loops and all({"<query", "<city"} <= set(loop.branches) for loop in loops)
+    assert every_cut_agrees(parser.parser, chunks) > 0
+    for output in (rendering, rendering.replace("hotels", "h <cit]<]mi ]x <a> y"),
+                   rendering.replace("Paris", "Paris \n ")):
+        for at in [at for at, char in enumerate(output) if char in "]<"][4:12]:
+            every_cut_agrees(parser.parser, [parser.prompt.tail, output[:at], output[at:]])
+
+
 def test_a_value_in_a_cdata_block_is_not_given_a_plain_value_s_outcome() -> None:
     # A run from the argument loop over a whole argument, its value plain, then in a CDATA
     # block (the choice's other alternative, its capture inside the block): each text met
