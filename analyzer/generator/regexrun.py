@@ -42,7 +42,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from analyzer.generator import value_ends
+from analyzer.generator import tools_tagged, value_ends
 from analyzer.generator.build import (
     GROUP_NAME,
     Closing,
@@ -73,6 +73,7 @@ from analyzer.peg.expressions import (
     Scope,
     Sequence,
 )
+from analyzer.peg.notes import Noted
 from analyzer.peg.scanning import Literal, Space, Token
 from analyzer.peg.state import NEED, MatchState
 
@@ -343,15 +344,15 @@ class LoopSegment:
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
     __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "leads",
-                 "markers")
+                 "markers", "unnamed")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
                  fragments: frozenset[str], opening: str, spaced: bool,
                  leads: dict[str, tuple[re.Pattern[str], tuple[str | None, ...]]],
-                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None
-                 ) -> None:
+                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None,
+                 unnamed: re.Pattern[str] | None = None) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -372,6 +373,10 @@ class LoopSegment:
         # markers (`string="true">`): the lead's regex, and the texts after it that begin a
         # marker (a text that ends there is a fragment, fixed text).
         self.markers = markers or {}
+        # Where the loop's other argument is an undeclared one (`<` NAME `>`): its opening
+        # then a character no name begins with, where it fails at once (MiniMax-M3's
+        # `</invoke>` after the last argument begins with the bare `<`).
+        self.unnamed = unnamed
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -430,7 +435,8 @@ class LoopSegment:
                 key += ("lead begun", lead.group(), start == pos)  # type: ignore[union-attr]
                 return lead_begun(whole[1], text, start, n, spans, key, fixed)
             size = min(len(rest), len(self.opening))
-            if not size or rest[:size] == self.opening[:size]:
+            if not size or rest[:size] == self.opening[:size] and (
+                    lead is not None or self.unnamed is None or not self.unnamed.match(rest)):
                 return OTHER
             key.append("none")
             return pos
@@ -820,7 +826,18 @@ def _loop(head: Any) -> LoopSegment | None:
         if parts is not None and "".join(part or "" for part in parts) != lead:
             whole_leads[lead] = (alternative.pattern, parts)  # type: ignore[attr-defined]
     return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced,
-                       whole_leads, markers)
+                       whole_leads, markers, _unnamed(choice.otherwise))
+
+
+def _unnamed(otherwise: Expr) -> re.Pattern[str] | None:
+    """A text the loop's undeclared argument fails at without reading (its opening, then a
+    character no argument name begins with; `UndeclaredArgument.match`), where the loop's
+    other argument is that (noted or not); None: another."""
+    other = otherwise.children()[0] if type(otherwise) is Noted else otherwise
+    if type(other) is not tools_tagged.UndeclaredArgument or not other.opening:
+        return None
+    name = tools_tagged.ARGUMENT_NAME.pattern
+    return re.compile(f"{re.escape(other.opening)}(?!{name}).", re.DOTALL)
 
 
 @lru_cache(maxsize=BUILT_KEPT)

@@ -317,8 +317,14 @@ def test_a_value_whose_markers_begin_with_several_characters_is_read_by_its_rege
              if type(segment) is regexrun.LoopSegment]
     assert loops and all({"<query", "<city"} <= set(loop.branches) for loop in loops)
     assert every_cut_agrees(parser.parser, chunks) > 0
+    # After an argument's closing, `</invoke>` begun is no argument: the undeclared one's
+    # `<` then `/`, which begins no name (`<w`, an undeclared name begun, runs the tree).
+    for loop in loops:
+        assert loop.read("</inv", 0, 5, [], [], []) == 0
+        assert loop.read("<w", 0, 2, [], [], []) == regexrun.OTHER
     for output in (rendering, rendering.replace("hotels", "h <cit]<]mi ]x <a> y"),
-                   rendering.replace("Paris", "Paris \n ")):
+                   rendering.replace("Paris", "Paris \n "), rendering.replace("city>", "town>"),
+                   rendering.replace("city>", "/city>")):
         for at in [at for at, char in enumerate(output) if char in "]<"][4:12]:
             every_cut_agrees(parser.parser, [parser.prompt.tail, output[:at], output[at:]])
 
