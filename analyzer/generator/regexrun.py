@@ -61,7 +61,7 @@ from analyzer.parsing.stream import (
     UNREAD,
     UNSEEN,
 )
-from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
+from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture, UntilCapture
 from analyzer.peg.expressions import (
     Choice,
     Commit,
@@ -74,7 +74,7 @@ from analyzer.peg.expressions import (
     Sequence,
 )
 from analyzer.peg.notes import Noted
-from analyzer.peg.scanning import Literal, Space, Token
+from analyzer.peg.scanning import RESCAN_LIMIT, Literal, Space, Token, Until
 from analyzer.peg.state import NEED, MatchState
 
 SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
@@ -891,6 +891,10 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             body += "(" + re.escape(one) + "?)"
             separator = True
             continue
+        until = _until_forms(item, rest[at + 1:])
+        if until is not None:  # a value up to its marker, then the marker
+            body += "" if separator else "()"
+            return re.compile(body + until[0]), re.compile(body + until[1]), until[2]
         valued = _value_capture(item)
         if valued is not None:
             leaf, others = valued
@@ -913,6 +917,27 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             return begun, closed, tails
         return None
     return None
+
+
+def _until_forms(item: Any, after: tuple[Expr, ...]
+                 ) -> tuple[str, str, frozenset[str]] | None:
+    """An argument's value read up to its marker, then the marker (MiniMax-M3's nested tag
+    values: `until(MARKER) MARKER`): the value begun as `Until` waits on it (no whole marker,
+    then the longest tail that begins it, group 6; not longer than `RESCAN_LIMIT`, where the
+    tree keeps a rescan place in the memo), the value closed by the marker, and the tails
+    (None: another item)."""
+    after = tuple(other for other in after if type(other) is not Eps)
+    if type(item) is not Capture and type(item) is not UntilCapture or (
+            type(item.item) is not Until or len(item.item.markers) != 1):
+        return None
+    marker = item.item.markers[0]
+    if len(after) != 1 or type(after[0]) is not Literal or after[0].text != marker:
+        return None
+    escaped = re.escape(marker)
+    tails = [re.escape(marker[:size]) for size in range(len(marker) - 1, 0, -1)]
+    begun = (f"((?:(?!{escaped})[\\s\\S]){{0,{RESCAN_LIMIT}}}?)()((?:{'|'.join(tails)})?)")
+    closed = f"((?:(?!{escaped})[\\s\\S])*)()({escaped})"
+    return begun, closed, frozenset(marker[:size] for size in range(len(marker)))
 
 
 @lru_cache(maxsize=BUILT_KEPT)

@@ -350,6 +350,10 @@ def test_a_value_read_up_to_its_marker_is_read_by_its_regexes() -> None:
         untils = [point for point, _ in met_points(output.parser, chunks)
                   if type(streaming.shapes_of(point).segments[0]) is regexuntil.UntilSegment]
         assert untils
+        loops = [segment for point, _ in met_points(output.parser, chunks)
+                 for segment in streaming.shapes_of(point).segments
+                 if type(segment) is regexrun.LoopSegment]
+        assert any("<extensions" in loop.branches for loop in loops)  # its value begun
         decided += every_cut_agrees(output.parser, chunks)
         for at in [at for at in range(len(edited_text)) if edited_text.startswith("<", at)]:
             # one long chunk: a run reads the whole value, as long as it is
