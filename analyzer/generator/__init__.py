@@ -12,6 +12,7 @@ from analyzer.generator.core import (
 from analyzer.generator.prompt import PromptContext, analysis_context, conversation_context
 from analyzer.generator.regexjson import JsonCallsSegment  # its loops of calls' shapes
 from analyzer.generator.regexrun import Shapes  # gives streams its shapes of decided runs
+from analyzer.generator.regexuntil import UntilSegment  # values up to their marker's shapes
 
 __all__ = [
     "GeneratedParser",
@@ -20,6 +21,7 @@ __all__ = [
     "ParseReport",
     "PromptContext",
     "Shapes",
+    "UntilSegment",
     "analysis_context",
     "conversation_context",
     "generate_parser",

@@ -42,7 +42,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from analyzer.generator import value_ends
+from analyzer.generator import tools_tagged, value_ends
 from analyzer.generator.build import (
     GROUP_NAME,
     Closing,
@@ -61,7 +61,7 @@ from analyzer.parsing.stream import (
     UNREAD,
     UNSEEN,
 )
-from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture
+from analyzer.peg.captures import Capture, LiteralCapture, ToolCapture, UntilCapture
 from analyzer.peg.expressions import (
     Choice,
     Commit,
@@ -73,7 +73,8 @@ from analyzer.peg.expressions import (
     Scope,
     Sequence,
 )
-from analyzer.peg.scanning import Literal, Space, Token
+from analyzer.peg.notes import Noted
+from analyzer.peg.scanning import RESCAN_LIMIT, Literal, Space, Token, Until
 from analyzer.peg.state import NEED, MatchState
 
 SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
@@ -279,7 +280,7 @@ class ValueSegment:
     __slots__ = ("pattern", "tails", "close")
 
     def __init__(self, leaf: value_ends.ValueText, close: str | None) -> None:
-        lead = re.escape(leaf.lead)
+        lead = lead_class(leaf)
         self.pattern = re.compile(f"((?:[^{lead}]*[^{lead} \t\r\n])?)({SPACES})")
         self.tails = beginnings_of(leaf)
         self.close = close
@@ -343,15 +344,15 @@ class LoopSegment:
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
     __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "leads",
-                 "markers")
+                 "markers", "unnamed")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
                  fragments: frozenset[str], opening: str, spaced: bool,
                  leads: dict[str, tuple[re.Pattern[str], tuple[str | None, ...]]],
-                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None
-                 ) -> None:
+                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None,
+                 unnamed: re.Pattern[str] | None = None) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -372,6 +373,10 @@ class LoopSegment:
         # markers (`string="true">`): the lead's regex, and the texts after it that begin a
         # marker (a text that ends there is a fragment, fixed text).
         self.markers = markers or {}
+        # Where the loop's other argument is an undeclared one (`<` NAME `>`): its opening
+        # then a character no name begins with, where it fails at once (MiniMax-M3's
+        # `</invoke>` after the last argument begins with the bare `<`).
+        self.unnamed = unnamed
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -430,7 +435,8 @@ class LoopSegment:
                 key += ("lead begun", lead.group(), start == pos)  # type: ignore[union-attr]
                 return lead_begun(whole[1], text, start, n, spans, key, fixed)
             size = min(len(rest), len(self.opening))
-            if not size or rest[:size] == self.opening[:size]:
+            if not size or rest[:size] == self.opening[:size] and (
+                    lead is not None or self.unnamed is None or not self.unnamed.match(rest)):
                 return OTHER
             key.append("none")
             return pos
@@ -820,7 +826,18 @@ def _loop(head: Any) -> LoopSegment | None:
         if parts is not None and "".join(part or "" for part in parts) != lead:
             whole_leads[lead] = (alternative.pattern, parts)  # type: ignore[attr-defined]
     return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced,
-                       whole_leads, markers)
+                       whole_leads, markers, _unnamed(choice.otherwise))
+
+
+def _unnamed(otherwise: Expr) -> re.Pattern[str] | None:
+    """A text the loop's undeclared argument fails at without reading (its opening, then a
+    character no argument name begins with; `UndeclaredArgument.match`), where the loop's
+    other argument is that (noted or not); None: another."""
+    other = otherwise.children()[0] if type(otherwise) is Noted else otherwise
+    if type(other) is not tools_tagged.UndeclaredArgument or not other.opening:
+        return None
+    name = tools_tagged.ARGUMENT_NAME.pattern
+    return re.compile(f"{re.escape(other.opening)}(?!{name}).", re.DOTALL)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -874,6 +891,10 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             body += "(" + re.escape(one) + "?)"
             separator = True
             continue
+        until = _until_forms(item, rest[at + 1:])
+        if until is not None:  # a value up to its marker, then the marker
+            body += "" if separator else "()"
+            return re.compile(body + until[0]), re.compile(body + until[1]), until[2]
         valued = _value_capture(item)
         if valued is not None:
             leaf, others = valued
@@ -890,12 +911,33 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
             if type(closing) is not TolerantClosing or closing.end != leaf.end or not all(
                     _apart(other, closing.end) for other in others):
                 return begun, None, tails
-            lead_char = re.escape(leaf.lead)
+            lead_char = lead_class(leaf)
             closed = re.compile(f"{body}((?:[^{lead_char}]*[^{lead_char} \\t\\r\\n])?)"
                                 f"({SPACES})({re.escape(closing.end)})")
             return begun, closed, tails
         return None
     return None
+
+
+def _until_forms(item: Any, after: tuple[Expr, ...]
+                 ) -> tuple[str, str, frozenset[str]] | None:
+    """An argument's value read up to its marker, then the marker (MiniMax-M3's nested tag
+    values: `until(MARKER) MARKER`): the value begun as `Until` waits on it (no whole marker,
+    then the longest tail that begins it, group 6; not longer than `RESCAN_LIMIT`, where the
+    tree keeps a rescan place in the memo), the value closed by the marker, and the tails
+    (None: another item)."""
+    after = tuple(other for other in after if type(other) is not Eps)
+    if type(item) is not Capture and type(item) is not UntilCapture or (
+            type(item.item) is not Until or len(item.item.markers) != 1):
+        return None
+    marker = item.item.markers[0]
+    if len(after) != 1 or type(after[0]) is not Literal or after[0].text != marker:
+        return None
+    escaped = re.escape(marker)
+    tails = [re.escape(marker[:size]) for size in range(len(marker) - 1, 0, -1)]
+    begun = (f"((?:(?!{escaped})[\\s\\S]){{0,{RESCAN_LIMIT}}}?)()((?:{'|'.join(tails)})?)")
+    closed = f"((?:(?!{escaped})[\\s\\S])*)()({escaped})"
+    return begun, closed, frozenset(marker[:size] for size in range(len(marker)))
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -941,7 +983,7 @@ def _value_form_of(items: tuple[Expr, ...]) -> tuple[Any, ...] | None:
     if valued is None:
         return None
     leaf, others = valued
-    return leaf.lead, leaf.end, beginnings_of(leaf), others, items[1].end
+    return leaf.leads, leaf.end, beginnings_of(leaf), others, items[1].end
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -965,7 +1007,8 @@ def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | 
         return None
     leaf = last.item
     prefixes = tuple(other.prefix()[0] for other in others)
-    if not _value_form(leaf) or not all(prefix.startswith(leaf.lead) for prefix in prefixes):
+    if not _value_form(leaf) or not all(prefix[:1] and prefix[0] in leaf.leads
+                                        for prefix in prefixes):
         return None
     return leaf, prefixes
 
@@ -978,12 +1021,20 @@ def _apart(prefix: str, close: str) -> bool:
 
 
 def _value_form(leaf: value_ends.ValueText) -> bool:
-    """Whether ValueText reads this value as _value's regex says: one lead character, not
-    whitespace, that every marker begins with (after whitespace)."""
-    lead = leaf.lead
-    return (len(lead) == 1 and lead not in value_ends.SPACE
-            and all(marker.lstrip(value_ends.SPACE).startswith(lead)
-                    for marker in leaf.markers))
+    """Whether ValueText reads this value as _value's regex says: lead characters (usually
+    one, `<`; MiniMax-M3's markers begin with `]` or `<`), none of them whitespace, one of
+    which every marker begins with (after whitespace). ValueText reads a text without any
+    of them as its value whichever they are (`_has_lead`): only where the first one is met
+    does its reading depend on the text, and from there the key holds the text."""
+    leads = leaf.leads
+    return (bool(leads) and not any(lead in value_ends.SPACE for lead in leads)
+            and all(marker.lstrip(value_ends.SPACE)[:1] in leads
+                    and marker.strip(value_ends.SPACE) for marker in leaf.markers))
+
+
+def lead_class(leaf: value_ends.ValueText) -> str:
+    """The value's lead characters as the inside of a regex character class."""
+    return "".join(re.escape(lead) for lead in leaf.leads)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -992,7 +1043,7 @@ def beginnings_of(leaf: value_ends.ValueText) -> frozenset[str]:
     its markers (from the lead character on)."""
     return frozenset({"", *(marker[:size] for marker in leaf.markers
                             for size in range(1, len(marker))
-                            if marker[:size].startswith(leaf.lead))})
+                            if marker[0] in leaf.leads)})
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -1005,8 +1056,8 @@ def _value(leaf: value_ends.ValueText) -> str | None:
     to compile, most of a grammar's first stream."""
     if not _value_form(leaf):
         return None
-    body = re.escape(leaf.lead)
-    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:{body}[\\s\\S]*)?)"
+    body = lead_class(leaf)
+    return f"((?:[^{body}]*[^{body} \\t\\r\\n])?)({SPACES})((?:[{body}][\\s\\S]*)?)"
 
 
 def _has_values(start: Any) -> bool:

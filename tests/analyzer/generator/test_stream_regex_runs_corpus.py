@@ -18,7 +18,7 @@ import pytest
 from rendered_calls import CORPUS, ROOT, generated_call_or_skip, template_paths, with_text_and_cut
 
 from analyzer import peg as p
-from analyzer.generator import regexrun
+from analyzer.generator import regexrun, regexuntil
 from analyzer.generator.value_ends import Intruders, ValueText
 from analyzer.parsing import stream as streaming
 from analyzer.parsing.stream import StreamParser, accumulate
@@ -302,6 +302,67 @@ def test_an_argument_whose_value_may_be_a_cdata_block_is_read_by_its_regex() -> 
     assert all({'<param name="query', '<param name="city'} <= set(loop.branches)
                for loop in loops)
     assert every_cut_agrees(parser.parser, chunks) > 0
+
+
+def test_a_value_whose_markers_begin_with_several_characters_is_read_by_its_regexes(
+        ) -> None:
+    # MiniMax-M3: a value's markers begin with `]` (`]<]minimax[>[</query>...`) or `<` (a
+    # declared argument's `<city>`, `</invoke>`): the value reads text without either, and
+    # each argument has its branch. Values holding `]` or `<` that begin no marker, and
+    # a chunk ending inside the marker, are met at every cut.
+    parser, rendering = generated_call_or_skip(CORPUS / "MiniMax-M3.jinja")
+    chunks = [parser.prompt.tail] + [rendering[at:at + 3] for at in range(0, len(rendering), 3)]
+    loops = [segment for point, _ in met_points(parser.parser, chunks)
+             for segment in streaming.shapes_of(point).segments
+             if type(segment) is regexrun.LoopSegment]
+    assert loops and all({"<query", "<city"} <= set(loop.branches) for loop in loops)
+    assert every_cut_agrees(parser.parser, chunks) > 0
+    # After an argument's closing, `</invoke>` begun is no argument: the undeclared one's
+    # `<` then `/`, which begins no name (`<w`, an undeclared name begun, runs the tree).
+    for loop in loops:
+        assert loop.read("</inv", 0, 5, [], [], []) == 0
+        assert loop.read("<w", 0, 2, [], [], []) == regexrun.OTHER
+    for output in (rendering, rendering.replace("hotels", "h <cit]<]mi ]x <a> y"),
+                   rendering.replace("Paris", "Paris \n "), rendering.replace("city>", "town>"),
+                   rendering.replace("city>", "/city>")):
+        for at in [at for at, char in enumerate(output) if char in "]<"][4:12]:
+            every_cut_agrees(parser.parser, [parser.prompt.tail, output[:at], output[at:]])
+
+
+def test_a_value_read_up_to_its_marker_is_read_by_its_regexes() -> None:
+    # MiniMax-M3's nested tag values (`<extensions>` then `until(']<]minimax[>[</extensions>
+    # ]<]minimax[>[')`, markup inside): runs from inside such a value are decided, at every
+    # cut; edited with a marker's beginning inside the value, and with a value longer than
+    # the tree reads before it keeps a rescan place in the memo (those run the tree).
+    if not rendered_pairs():
+        pytest.skip("no shared bench inputs")
+    from bench import rendered
+    output = rendered.render_output(rendered.BY_NAME["minimax-m3"], PAIR_CHARS)
+    text = output.texts[0]
+    start = text.index("<extensions>")
+    text = text[:text.index("</invoke>", start) + len("</invoke>")]
+    long_item = "<item>" + "x]<" * 120 + "]<]minimax[>[</item>"
+    decided = 0
+    for edited_text in (text, text.replace(".cpp", "]<]minimax[>[</ext.cpp", 1),
+                        text.replace("<item>", long_item + "<item>", 1)):
+        chunks = [output.tail] + [edited_text[at:at + 16]
+                                  for at in range(0, len(edited_text), 16)]
+        untils = [point for point, _ in met_points(output.parser, chunks)
+                  if type(streaming.shapes_of(point).segments[0]) is regexuntil.UntilSegment]
+        assert untils
+        loops = [segment for point, _ in met_points(output.parser, chunks)
+                 for segment in streaming.shapes_of(point).segments
+                 if type(segment) is regexrun.LoopSegment]
+        assert any("<extensions" in loop.branches for loop in loops)  # its value begun
+        decided += every_cut_agrees(output.parser, chunks)
+        for at in [at for at in range(len(edited_text)) if edited_text.startswith("<", at)]:
+            # one long chunk: a run reads the whole value, as long as it is
+            decided += every_cut_agrees(output.parser, [output.tail, edited_text[:at],
+                                                        edited_text[at:]])
+        whole_streams_agree(output.parser, lambda size, edited_text=edited_text: [
+            output.tail] + [edited_text[at:at + size]
+                            for at in range(0, len(edited_text), size)])
+    assert decided > 0
 
 
 def test_a_value_in_a_cdata_block_is_not_given_a_plain_value_s_outcome() -> None:
