@@ -73,7 +73,7 @@ from analyzer.peg.expressions import (
     Scope,
     Sequence,
 )
-from analyzer.peg.scanning import Literal, Space, Token
+from analyzer.peg.scanning import Literal, Space, Token, Until, held_back
 from analyzer.peg.state import NEED, MatchState
 
 SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
@@ -276,13 +276,18 @@ class ValueSegment:
     before a marker's beginning (ENDED), or is closed by its tag and the next segment reads
     on."""
 
-    __slots__ = ("pattern", "tails", "close")
+    __slots__ = ("pattern", "tails", "close", "blocks")
 
-    def __init__(self, leaf: value_ends.ValueText, close: str | None) -> None:
+    def __init__(self, leaf: value_ends.ValueText, close: str | None,
+                 blocks: tuple[tuple[str, str] | None, ...] = ()) -> None:
         lead = re.escape(leaf.lead)
         self.pattern = re.compile(f"((?:[^{lead}]*[^{lead} \t\r\n])?)({SPACES})")
         self.tails = beginnings_of(leaf)
         self.close = close
+        # The choice's alternatives before the value, in order, where each is a block
+        # (`_block`: its opening literal and the one marker its text runs to); None: one
+        # spelled otherwise. Read only with a closing tag.
+        self.blocks = blocks if close is not None else ()
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -290,6 +295,15 @@ class ValueSegment:
         assert found is not None  # both groups may be empty
         _, value, space = found.regs  # (not two span() calls: a method call each)
         at = space[1]
+        if at == pos and self.blocks:  # the value read nothing: a block's opening may lead
+            for index, block in enumerate(self.blocks):
+                if block is None:
+                    return OTHER
+                opening = block[0]
+                if text.startswith(opening, pos):
+                    return self._block(index, block, text, pos, n, spans, key, fixed)
+                if opening.startswith(text[pos:]):
+                    break  # the choice waits on the opening (the value's reading below)
         rest = text[at:]
         if rest in self.tails:
             fixed += (len(spans) + 1, len(spans) + 2)
@@ -304,6 +318,38 @@ class ValueSegment:
             key += ("closed", value[0] == value[1], text[space[0]:at])
             return end
         return OTHER
+
+
+    def _block(self, index: int, block: tuple[str, str], text: str, pos: int, n: int,
+               spans: list[tuple[int, int]], key: list[Any], fixed: list[int]) -> int:
+        """Read the choice's block alternative (`"<![CDATA[" until("]]>") "]]>"`) from its
+        opening: its text to the marker, then the closing tag (the next segment reads on)
+        or a beginning of it (ENDED); or its text not ended yet, held (ENDED: the tail that
+        may begin the marker, which Until holds back, in the key)."""
+        opening, marker = block
+        body = pos + len(opening)
+        found = text.find(marker, body)
+        if found < 0:
+            safe = n - held_back(text, body, n, (marker,))
+            fixed.append(len(spans) + 2)
+            spans += ((pos, body), (body, safe), (safe, n))
+            key += ("block open", index, text[safe:])
+            return ENDED
+        end = found + len(marker)
+        close = self.close
+        assert close is not None  # blocks are read only before a closing tag
+        spans += ((pos, body), (body, found), (found, end))
+        if text.startswith(close, end):
+            spans.append((end, end + len(close)))
+            key += ("block closed", index)
+            return end + len(close)
+        rest = text[end:]
+        if not close.startswith(rest):
+            return OTHER
+        fixed.append(len(spans))
+        spans.append((end, n))
+        key += ("block ended", index, rest)
+        return ENDED
 
 
 class SpaceSegment:
@@ -673,7 +719,7 @@ def _segments(items: list[Expr]) -> list[Any]:
             after: Any = items[at + 1] if at + 1 < len(items) else None
             close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
                 and all(_apart(other, after.end) for other in others) else None
-            segments.append(ValueSegment(leaf, close))
+            segments.append(ValueSegment(leaf, close, _blocks(item)))
             if close is None:
                 break
             at += 1
@@ -968,6 +1014,30 @@ def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | 
     if not _value_form(leaf) or not all(prefix.startswith(leaf.lead) for prefix in prefixes):
         return None
     return leaf, prefixes
+
+
+def _blocks(item: Any) -> tuple[tuple[str, str] | None, ...]:
+    """A value choice's alternatives before its value, each as `_block` gives it."""
+    if type(item) is not Choice:
+        return ()
+    return tuple(_block(other) for other in item.alternatives[:-1])
+
+
+def _block(alternative: Expr) -> tuple[str, str] | None:
+    """An alternative that is a block: an opening literal, a capture of the text up to one
+    marker (`Until`), that marker (`"<![CDATA[" until("]]>") "]]>"`); its opening and
+    marker (None: spelled otherwise)."""
+    items = [item for item in flat_items(alternative) if type(item) is not Eps]
+    if len(items) != 3:
+        return None
+    opening, body, end = items
+    if type(opening) is not Literal or type(end) is not Literal or not isinstance(
+            body, Capture) or type(body.item) is not Until:
+        return None
+    markers = body.item.markers
+    if markers != (end.text,) or not opening.text:
+        return None
+    return opening.text, end.text
 
 
 def _apart(prefix: str, close: str) -> bool:
