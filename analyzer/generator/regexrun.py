@@ -73,7 +73,7 @@ from analyzer.peg.expressions import (
     Scope,
     Sequence,
 )
-from analyzer.peg.scanning import Literal, Space, Token, Until, held_back
+from analyzer.peg.scanning import RESCAN_LIMIT, Literal, Space, Token, Until, held_back
 from analyzer.peg.state import NEED, MatchState
 
 SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
@@ -279,14 +279,14 @@ class ValueSegment:
     __slots__ = ("pattern", "tails", "close", "blocks")
 
     def __init__(self, leaf: value_ends.ValueText, close: str | None,
-                 blocks: tuple[tuple[str, str] | None, ...] = ()) -> None:
+                 blocks: tuple[tuple[str, str], ...] = ()) -> None:
         lead = re.escape(leaf.lead)
         self.pattern = re.compile(f"((?:[^{lead}]*[^{lead} \t\r\n])?)({SPACES})")
         self.tails = beginnings_of(leaf)
         self.close = close
-        # The choice's alternatives before the value, in order, where each is a block
-        # (`_block`: its opening literal and the one marker its text runs to); None: one
-        # spelled otherwise. Read only with a closing tag.
+        # The choice's alternatives before the value, in order, where every one is a block
+        # (`_blocks`: its opening literal and the one marker its text runs to). Read only
+        # with a closing tag.
         self.blocks = blocks if close is not None else ()
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
@@ -296,14 +296,10 @@ class ValueSegment:
         _, value, space = found.regs  # (not two span() calls: a method call each)
         at = space[1]
         if at == pos and self.blocks:  # the value read nothing: a block's opening may lead
-            for index, block in enumerate(self.blocks):
-                if block is None:
-                    return OTHER
-                opening = block[0]
-                if text.startswith(opening, pos):
-                    return self._block(index, block, text, pos, n, spans, key, fixed)
-                if opening.startswith(text[pos:]):
-                    break  # the choice waits on the opening (the value's reading below)
+            index = block_at(self.blocks, text, pos)
+            if index is not None:
+                return read_block(self.blocks[index], index, self.close,  # type: ignore[arg-type]
+                                  text, pos, n, spans, key, fixed)
         rest = text[at:]
         if rest in self.tails:
             fixed += (len(spans) + 1, len(spans) + 2)
@@ -320,36 +316,53 @@ class ValueSegment:
         return OTHER
 
 
-    def _block(self, index: int, block: tuple[str, str], text: str, pos: int, n: int,
+def block_at(blocks: tuple[tuple[str, str], ...], text: str, pos: int) -> int | None:
+    """Which of a value choice's block alternatives the text at pos takes (its index, in
+    the choice's order); None where none is there whole (a text ending inside an opening
+    waits on it, as the value's own reading says)."""
+    rest = None
+    for index, (opening, _) in enumerate(blocks):
+        if text.startswith(opening, pos):
+            return index
+        if rest is None:
+            rest = text[pos:]
+        if opening.startswith(rest):
+            return None
+    return None
+
+
+def read_block(block: tuple[str, str], index: int, close: str, text: str, pos: int, n: int,
                spans: list[tuple[int, int]], key: list[Any], fixed: list[int]) -> int:
-        """Read the choice's block alternative (`"<![CDATA[" until("]]>") "]]>"`) from its
-        opening: its text to the marker, then the closing tag (the next segment reads on)
-        or a beginning of it (ENDED); or its text not ended yet, held (ENDED: the tail that
-        may begin the marker, which Until holds back, in the key)."""
-        opening, marker = block
-        body = pos + len(opening)
-        found = text.find(marker, body)
-        if found < 0:
-            safe = n - held_back(text, body, n, (marker,))
-            fixed.append(len(spans) + 2)
-            spans += ((pos, body), (body, safe), (safe, n))
-            key += ("block open", index, text[safe:])
-            return ENDED
-        end = found + len(marker)
-        close = self.close
-        assert close is not None  # blocks are read only before a closing tag
-        spans += ((pos, body), (body, found), (found, end))
-        if text.startswith(close, end):
-            spans.append((end, end + len(close)))
-            key += ("block closed", index)
-            return end + len(close)
-        rest = text[end:]
-        if not close.startswith(rest):
-            return OTHER
-        fixed.append(len(spans))
-        spans.append((end, n))
-        key += ("block ended", index, rest)
+    """Read a choice's block alternative (`"<![CDATA[" until("]]>") "]]>"`) from its
+    opening: its text to the marker, then the closing tag (the next segment reads on after
+    it) or a beginning of it (ENDED); or its text not ended yet, held (ENDED: the tail that
+    may begin the marker, which Until holds back, in the key). Whether the block's text
+    is empty is in the key."""
+    opening, marker = block
+    body = pos + len(opening)
+    found = text.find(marker, body)
+    if found < 0:
+        safe = n - held_back(text, body, n, (marker,))
+        if safe - body > RESCAN_LIMIT:
+            return OTHER  # the tree's Until notes where it scanned to (its memo)
+        fixed.append(len(spans) + 2)
+        spans += ((pos, body), (body, safe), (safe, n))
+        key += ("block open", index, body == safe, text[safe:])
         return ENDED
+    end = found + len(marker)
+    spans += ((pos, body), (body, found), (found, end))
+    key.append(body == found)  # an empty text is captured or not as the run says
+    if text.startswith(close, end):
+        spans.append((end, end + len(close)))
+        key += ("block closed", index)
+        return end + len(close)
+    rest = text[end:]
+    if not close.startswith(rest):
+        return OTHER
+    fixed.append(len(spans))
+    spans.append((end, n))
+    key += ("block ended", index, rest)
+    return ENDED
 
 
 class SpaceSegment:
@@ -389,15 +402,16 @@ class LoopSegment:
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
     __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "leads",
-                 "markers")
+                 "markers", "blocked")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
                                           frozenset[str]]],
                  fragments: frozenset[str], opening: str, spaced: bool,
                  leads: dict[str, tuple[re.Pattern[str], tuple[str | None, ...]]],
-                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None
-                 ) -> None:
+                 markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None,
+                 blocked: dict[str, tuple[re.Pattern[str], tuple[tuple[str, str], ...], str]]
+                 | None = None) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -418,6 +432,9 @@ class LoopSegment:
         # markers (`string="true">`): the lead's regex, and the texts after it that begin a
         # marker (a text that ends there is a fragment, fixed text).
         self.markers = markers or {}
+        # By the lead it finds, an argument whose value may be a block (a CDATA section,
+        # `_argument_blocks`): its lead's regex, its blocks, its closing tag.
+        self.blocked = blocked or {}
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -447,6 +464,13 @@ class LoopSegment:
                         if found is not None:
                             regs = found.regs
                             tail = text[regs[6][0]:regs[6][1]]
+                    if regs is None and self.blocked:
+                        at = self._block(text, pos, n, lead.group(), spans, key, fixed)
+                        if at is not None:
+                            if at < 0:
+                                return at
+                            pos, spaced = at, True
+                            continue
                     if regs is not None:
                         size = len(spans) - 1  # regs[group] is spans[size + group]
                         fixed += (size + 2, size + 5, size + 6)
@@ -480,6 +504,30 @@ class LoopSegment:
                 return OTHER
             key.append("none")
             return pos
+
+    def _block(self, text: str, pos: int, n: int, lead: str, spans: list[tuple[int, int]],
+               key: list[Any], fixed: list[int]) -> int | None:
+        """Read an argument whose value is a block (`read_block`) from pos: where the read
+        ends (ENDED, OTHER, or the closing tag's end: the loop reads on); None where its
+        value is no block (the reads after it say)."""
+        blocked = self.blocked.get(lead)
+        if blocked is None:
+            return None
+        head, blocks, close = blocked
+        found = head.match(text, pos)
+        if found is None:
+            return None
+        regs = found.regs
+        index = block_at(blocks, text, regs[0][1])
+        if index is None:
+            return None
+        size = len(spans) - 1  # regs[group] is spans[size + group]
+        fixed.append(size + 2)
+        spans += regs[1:]
+        (lead_at, lead_end), (space_at, space_end) = regs[2], regs[1]
+        key += ("block argument", text[lead_at:lead_end], text[space_at:space_end],
+                regs[3][0] == regs[3][1])
+        return read_block(blocks[index], index, close, text, regs[0][1], n, spans, key, fixed)
 
     def _marker_begun(self, text: str, start: int, lead: str) -> bool:
         """Whether text from start is an argument's whole lead, then a beginning of one of
@@ -840,10 +888,14 @@ def _loop(head: Any) -> LoopSegment | None:
     table = choice.dispatch.table
     branches = {}
     markers = {}
+    blocked = {}
     for lead, alternative in table.items():
         branch = _argument(alternative)
         if branch is not None:
             branches[lead] = branch
+            with_blocks = _argument_blocks(alternative)
+            if with_blocks is not None:
+                blocked[lead] = with_blocks
             marked = _markers(alternative.rest)  # type: ignore[attr-defined]
             if marked is not None:
                 markers[lead] = (alternative.pattern, marked[2])  # type: ignore[attr-defined]
@@ -866,7 +918,7 @@ def _loop(head: Any) -> LoopSegment | None:
         if parts is not None and "".join(part or "" for part in parts) != lead:
             whole_leads[lead] = (alternative.pattern, parts)  # type: ignore[attr-defined]
     return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced,
-                       whole_leads, markers)
+                       whole_leads, markers, blocked)
 
 
 @lru_cache(maxsize=BUILT_KEPT)
@@ -945,6 +997,29 @@ def _argument(alternative: Expr) -> tuple[re.Pattern[str], re.Pattern[str] | Non
 
 
 @lru_cache(maxsize=BUILT_KEPT)
+def _argument_blocks(alternative: Expr) -> tuple[re.Pattern[str], tuple[tuple[str, str], ...],
+                                                 str] | None:
+    """An argument whose value is a choice with block alternatives (`_blocks`) then its
+    closing tag: the regex of its whitespace, whole lead and separator (groups 1-3, as
+    `_argument`'s), the blocks, the closing tag; None: not such an argument."""
+    branch = _argument(alternative)
+    if branch is None or branch[1] is None or _markers(alternative.rest) is not None:  # type: ignore[attr-defined]
+        return None
+    rest = [item for item in alternative.rest if type(item) is not Eps]  # type: ignore[attr-defined]
+    separator = _separator(rest[0]) is not None
+    blocks = _blocks(rest[1] if separator else rest[0])
+    if not blocks:
+        return None
+    close = rest[-1].end
+    if not all(_apart(opening, close) for opening, _ in blocks):
+        return None
+    lead = GROUP_NAME.sub("(?:", alternative.pattern.pattern)  # type: ignore[attr-defined]
+    head = re.compile(f"({SPACES})({lead})" + ("(" + re.escape(_separator(rest[0])) + "?)"
+                                                if separator else "()"))
+    return head, blocks, close
+
+
+@lru_cache(maxsize=BUILT_KEPT)
 def _markers(rest: tuple[Expr, ...]) -> tuple[str, tuple[Expr, ...], frozenset[str]] | None:
     """An argument's value led by one of several markers after its lead (DeepSeek's
     `string="true">` or `"false">`): `space MARKER_1 VALUE CLOSE | space MARKER_2 ...`,
@@ -1016,11 +1091,14 @@ def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | 
     return leaf, prefixes
 
 
-def _blocks(item: Any) -> tuple[tuple[str, str] | None, ...]:
-    """A value choice's alternatives before its value, each as `_block` gives it."""
+@lru_cache(maxsize=BUILT_KEPT)
+def _blocks(item: Any) -> tuple[tuple[str, str], ...]:
+    """A value choice's alternatives before its value, each as `_block` gives it; () where
+    any is spelled otherwise (the tree reads those texts)."""
     if type(item) is not Choice:
         return ()
-    return tuple(_block(other) for other in item.alternatives[:-1])
+    blocks = tuple(_block(other) for other in item.alternatives[:-1])
+    return () if None in blocks else blocks  # type: ignore[return-value]
 
 
 def _block(alternative: Expr) -> tuple[str, str] | None:
