@@ -1006,16 +1006,16 @@ def _argument_blocks(alternative: Expr) -> tuple[re.Pattern[str], tuple[tuple[st
     if branch is None or branch[1] is None or _markers(alternative.rest) is not None:  # type: ignore[attr-defined]
         return None
     rest = [item for item in alternative.rest if type(item) is not Eps]  # type: ignore[attr-defined]
-    separator = _separator(rest[0]) is not None
-    blocks = _blocks(rest[1] if separator else rest[0])
+    one = _separator(rest[0])
+    blocks = _blocks(rest[0] if one is None else rest[1])
     if not blocks:
         return None
     close = rest[-1].end
     if not all(_apart(opening, close) for opening, _ in blocks):
         return None
     lead = GROUP_NAME.sub("(?:", alternative.pattern.pattern)  # type: ignore[attr-defined]
-    head = re.compile(f"({SPACES})({lead})" + ("(" + re.escape(_separator(rest[0])) + "?)"
-                                                if separator else "()"))
+    head = re.compile(f"({SPACES})({lead})" + ("()" if one is None else
+                                                f"({re.escape(one)}?)"))
     return head, blocks, close
 
 
