@@ -595,6 +595,36 @@ class ClosingSegment:
         return OTHER
 
 
+class MarkersSegment:
+    """One of several markers after optional whitespace, each then a value of one form
+    (`_markers`: DeepSeek's `string="true">` or `"false">`): a marker whole (the value's
+    segment reads on after it), or begun (ENDED)."""
+
+    __slots__ = ("pattern", "beginnings")
+
+    def __init__(self, markers: tuple[str, ...], beginnings: frozenset[str]) -> None:
+        self.pattern = re.compile("|".join(map(re.escape, markers)))
+        self.beginnings = beginnings
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        found = self.pattern.match(text, start)
+        if found is not None:
+            end = found.end()
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, end))
+            key += ("marker", found.group(), start == pos)
+            return end
+        rest = text[start:]
+        if rest in self.beginnings:
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, n))
+            key += ("marker begun", rest, start == pos)
+            return ENDED
+        return OTHER
+
+
 class CallsSegment:
     """The loop of calls: whitespace, the calls' wrapper token (optional), then a beginning
     of a call's head (ENDED), or a whole head and what its own segments read of the call
@@ -721,7 +751,7 @@ def _head_begins(head: Any) -> bool:
     if kind is Space or _separator(head) is not None:
         return True
     if kind is Capture or kind is Choice:
-        return _value_capture(head) is not None
+        return _value_capture(head) is not None or _marker_choice(head) is not None
     if kind is Repeat:
         return (_loop(head) or _calls(head)) is not None
     if kind is Optional:
@@ -761,16 +791,21 @@ def _segments(items: list[Expr]) -> list[Any]:
         elif (one := _separator(item)) is not None:
             segments.append(SeparatorSegment(one))
         elif (valued := _value_capture(item)) is not None:
-            leaf, others = valued
-            if not _value_form(leaf):
-                break
             after: Any = items[at + 1] if at + 1 < len(items) else None
-            close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
-                and all(_apart(other, after.end) for other in others) else None
-            segments.append(ValueSegment(leaf, close, _blocks(item)))
-            if close is None:
+            value = _value_segment(item, valued, after)
+            if value is None:
+                break
+            segments.append(value)
+            if value.close is None:
                 break
             at += 1
+        elif (marked := _marker_choice(item)) is not None:
+            # the markers, then the value and its closing tag every alternative spells alike
+            markers, (value_item, closing) = marked
+            value = _value_segment(value_item, _value_capture(value_item), closing)
+            if value is None or value.close is None:
+                break
+            segments += (markers, value)
         else:
             segment = _loop(item) or _closing(item) or _calls(item) or _marker(item)
             if segment is None:
@@ -778,6 +813,33 @@ def _segments(items: list[Expr]) -> list[Any]:
             segments.append(segment)
         at += 1
     return segments
+
+
+def _value_segment(item: Any, valued: Any, after: Any) -> ValueSegment | None:
+    """The segment of a value item (`_value_capture` gave valued) and the item after it
+    (its closing tag, read with it where the value ends at it); None: not read."""
+    leaf, others = valued
+    if not _value_form(leaf):
+        return None
+    close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
+        and all(_apart(other, after.end) for other in others) else None
+    return ValueSegment(leaf, close, _blocks(item))
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _marker_choice(item: Any) -> tuple[MarkersSegment, tuple[Expr, Expr]] | None:
+    """A choice of markers each then a value of one form (`_markers`): its segment, and the
+    value and closing items (the first alternative's); None: not such a choice."""
+    if type(item) is not Choice:
+        return None
+    marked = _markers((item,))
+    if marked is None:
+        return None
+    _, after, beginnings = marked
+    value_item, closing = (each for each in after if type(each) is not Eps)
+    markers = tuple(flat_items(alternative)[0].text  # type: ignore[attr-defined]
+                    for alternative in item.alternatives)
+    return MarkersSegment(markers, beginnings), (value_item, closing)
 
 
 def _opened(items: list[Expr]) -> list[Expr]:
