@@ -20,8 +20,8 @@ from rendered_calls import CORPUS, ROOT, generated_call_or_skip, template_paths,
 from analyzer import peg as p
 from analyzer.generator import regexrun
 from analyzer.generator.build import SpacedLiteral
-from analyzer.generator.values import TolerantClosing
 from analyzer.generator.value_ends import Intruders, ValueText
+from analyzer.generator.values import TolerantClosing
 from analyzer.parsing import stream as streaming
 from analyzer.parsing.stream import StreamParser, accumulate
 from analyzer.peg.expressions import RESUME_EPOCH, Choice
