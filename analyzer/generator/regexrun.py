@@ -74,7 +74,7 @@ from analyzer.peg.expressions import (
     Sequence,
 )
 from analyzer.peg.notes import Noted
-from analyzer.peg.scanning import RESCAN_LIMIT, Literal, Space, Token, Until
+from analyzer.peg.scanning import RESCAN_LIMIT, Literal, Space, Token, Until, held_back
 from analyzer.peg.state import NEED, MatchState
 
 SPACES = "[ \t\r\n]*"  # as Space reads it: all of it
@@ -277,13 +277,18 @@ class ValueSegment:
     before a marker's beginning (ENDED), or is closed by its tag and the next segment reads
     on."""
 
-    __slots__ = ("pattern", "tails", "close")
+    __slots__ = ("pattern", "tails", "close", "blocks")
 
-    def __init__(self, leaf: value_ends.ValueText, close: str | None) -> None:
+    def __init__(self, leaf: value_ends.ValueText, close: str | None,
+                 blocks: tuple[tuple[str, str], ...] = ()) -> None:
         lead = lead_class(leaf)
         self.pattern = re.compile(f"((?:[^{lead}]*[^{lead} \t\r\n])?)({SPACES})")
         self.tails = beginnings_of(leaf)
         self.close = close
+        # The choice's alternatives before the value, in order, where every one is a block
+        # (`_blocks`: its opening literal and the one marker its text runs to). Read only
+        # with a closing tag.
+        self.blocks = blocks if close is not None else ()
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -291,6 +296,11 @@ class ValueSegment:
         assert found is not None  # both groups may be empty
         _, value, space = found.regs  # (not two span() calls: a method call each)
         at = space[1]
+        if at == pos and self.blocks:  # the value read nothing: a block's opening may lead
+            index = block_at(self.blocks, text, pos)
+            if index is not None:
+                return read_block(self.blocks[index], index, self.close,  # type: ignore[arg-type]
+                                  text, pos, n, spans, key, fixed)
         rest = text[at:]
         if rest in self.tails:
             fixed += (len(spans) + 1, len(spans) + 2)
@@ -305,6 +315,55 @@ class ValueSegment:
             key += ("closed", value[0] == value[1], text[space[0]:at])
             return end
         return OTHER
+
+
+def block_at(blocks: tuple[tuple[str, str], ...], text: str, pos: int) -> int | None:
+    """Which of a value choice's block alternatives the text at pos takes (its index, in
+    the choice's order); None where none is there whole (a text ending inside an opening
+    waits on it, as the value's own reading says)."""
+    rest = None
+    for index, (opening, _) in enumerate(blocks):
+        if text.startswith(opening, pos):
+            return index
+        if rest is None:
+            rest = text[pos:]
+        if opening.startswith(rest):
+            return None
+    return None
+
+
+def read_block(block: tuple[str, str], index: int, close: str, text: str, pos: int, n: int,
+               spans: list[tuple[int, int]], key: list[Any], fixed: list[int]) -> int:
+    """Read a choice's block alternative (`"<![CDATA[" until("]]>") "]]>"`) from its
+    opening: its text to the marker, then the closing tag (the next segment reads on after
+    it) or a beginning of it (ENDED); or its text not ended yet, held (ENDED: the tail that
+    may begin the marker, which Until holds back, in the key). Whether the block's text
+    is empty is in the key."""
+    opening, marker = block
+    body = pos + len(opening)
+    found = text.find(marker, body)
+    if found < 0:
+        safe = n - held_back(text, body, n, (marker,))
+        if safe - body > RESCAN_LIMIT:
+            return OTHER  # the tree's Until notes where it scanned to (its memo)
+        fixed.append(len(spans) + 2)
+        spans += ((pos, body), (body, safe), (safe, n))
+        key += ("block open", index, body == safe, text[safe:])
+        return ENDED
+    end = found + len(marker)
+    spans += ((pos, body), (body, found), (found, end))
+    key.append(body == found)  # an empty text is captured or not as the run says
+    if text.startswith(close, end):
+        spans.append((end, end + len(close)))
+        key += ("block closed", index)
+        return end + len(close)
+    rest = text[end:]
+    if not close.startswith(rest):
+        return OTHER
+    fixed.append(len(spans))
+    spans.append((end, n))
+    key += ("block ended", index, rest)
+    return ENDED
 
 
 class SpaceSegment:
@@ -344,7 +403,7 @@ class LoopSegment:
     Unspaced: the loop's first item with its whitespace read (a run held there)."""
 
     __slots__ = ("dispatch", "branches", "fragments", "opening", "spaced", "leads",
-                 "markers", "unnamed")
+                 "markers", "unnamed", "blocked")
 
     def __init__(self, dispatch: re.Pattern[str],
                  branches: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None,
@@ -352,7 +411,9 @@ class LoopSegment:
                  fragments: frozenset[str], opening: str, spaced: bool,
                  leads: dict[str, tuple[re.Pattern[str], tuple[str | None, ...]]],
                  markers: dict[str, tuple[re.Pattern[str], frozenset[str]]] | None = None,
-                 unnamed: re.Pattern[str] | None = None) -> None:
+                 unnamed: re.Pattern[str] | None = None,
+                 blocked: dict[str, tuple[re.Pattern[str], tuple[tuple[str, str], ...], str]]
+                 | None = None) -> None:
         # The argument leads' regex (the loop's own dispatch: longest first), and by the
         # lead it finds, the argument's branches: begun (groups 1 whitespace, 2 the lead,
         # 3 the separator, 4 the value's text, 5 its trailing whitespace, 6 a marker's
@@ -377,6 +438,9 @@ class LoopSegment:
         # then a character no name begins with, where it fails at once (MiniMax-M3's
         # `</invoke>` after the last argument begins with the bare `<`).
         self.unnamed = unnamed
+        # By the lead it finds, an argument whose value may be a block (a CDATA section,
+        # `_argument_blocks`): its lead's regex, its blocks, its closing tag.
+        self.blocked = blocked or {}
 
     def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
              key: list[Any], fixed: list[int]) -> int:
@@ -406,6 +470,13 @@ class LoopSegment:
                         if found is not None:
                             regs = found.regs
                             tail = text[regs[6][0]:regs[6][1]]
+                    if regs is None and self.blocked:
+                        at = self._block(text, pos, n, lead.group(), spans, key, fixed)
+                        if at is not None:
+                            if at < 0:
+                                return at
+                            pos, spaced = at, True
+                            continue
                     if regs is not None:
                         size = len(spans) - 1  # regs[group] is spans[size + group]
                         fixed += (size + 2, size + 5, size + 6)
@@ -440,6 +511,30 @@ class LoopSegment:
                 return OTHER
             key.append("none")
             return pos
+
+    def _block(self, text: str, pos: int, n: int, lead: str, spans: list[tuple[int, int]],
+               key: list[Any], fixed: list[int]) -> int | None:
+        """Read an argument whose value is a block (`read_block`) from pos: where the read
+        ends (ENDED, OTHER, or the closing tag's end: the loop reads on); None where its
+        value is no block (the reads after it say)."""
+        blocked = self.blocked.get(lead)
+        if blocked is None:
+            return None
+        head, blocks, close = blocked
+        found = head.match(text, pos)
+        if found is None:
+            return None
+        regs = found.regs
+        index = block_at(blocks, text, regs[0][1])
+        if index is None:
+            return None
+        size = len(spans) - 1  # regs[group] is spans[size + group]
+        fixed.append(size + 2)
+        spans += regs[1:]
+        (lead_at, lead_end), (space_at, space_end) = regs[2], regs[1]
+        key += ("block argument", text[lead_at:lead_end], text[space_at:space_end],
+                regs[3][0] == regs[3][1])
+        return read_block(blocks[index], index, close, text, regs[0][1], n, spans, key, fixed)
 
     def _marker_begun(self, text: str, start: int, lead: str) -> bool:
         """Whether text from start is an argument's whole lead, then a beginning of one of
@@ -503,6 +598,36 @@ class ClosingSegment:
             fixed.append(len(spans) + 1)
             spans += ((pos, start), (start, n))
             key += ("begun", rest, start == pos)
+            return ENDED
+        return OTHER
+
+
+class MarkersSegment:
+    """One of several markers after optional whitespace, each then a value of one form
+    (`_markers`: DeepSeek's `string="true">` or `"false">`): a marker whole (the value's
+    segment reads on after it), or begun (ENDED)."""
+
+    __slots__ = ("pattern", "beginnings")
+
+    def __init__(self, markers: tuple[str, ...], beginnings: frozenset[str]) -> None:
+        self.pattern = re.compile("|".join(map(re.escape, markers)))
+        self.beginnings = beginnings
+
+    def read(self, text: str, pos: int, n: int, spans: list[tuple[int, int]],
+             key: list[Any], fixed: list[int]) -> int:
+        start = WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        found = self.pattern.match(text, start)
+        if found is not None:
+            end = found.end()
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, end))
+            key += ("marker", found.group(), start == pos)
+            return end
+        rest = text[start:]
+        if rest in self.beginnings:
+            fixed.append(len(spans) + 1)
+            spans += ((pos, start), (start, n))
+            key += ("marker begun", rest, start == pos)
             return ENDED
         return OTHER
 
@@ -633,7 +758,7 @@ def _head_begins(head: Any) -> bool:
     if kind is Space or _separator(head) is not None:
         return True
     if kind is Capture or kind is Choice:
-        return _value_capture(head) is not None
+        return _value_capture(head) is not None or _marker_choice(head) is not None
     if kind is Repeat:
         return (_loop(head) or _calls(head)) is not None
     if kind is Optional:
@@ -673,16 +798,21 @@ def _segments(items: list[Expr]) -> list[Any]:
         elif (one := _separator(item)) is not None:
             segments.append(SeparatorSegment(one))
         elif (valued := _value_capture(item)) is not None:
-            leaf, others = valued
-            if not _value_form(leaf):
-                break
             after: Any = items[at + 1] if at + 1 < len(items) else None
-            close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
-                and all(_apart(other, after.end) for other in others) else None
-            segments.append(ValueSegment(leaf, close))
-            if close is None:
+            value = _value_segment(item, valued, after)
+            if value is None:
+                break
+            segments.append(value)
+            if value.close is None:
                 break
             at += 1
+        elif (marked := _marker_choice(item)) is not None:
+            # the markers, then the value and its closing tag every alternative spells alike
+            markers, (value_item, closing) = marked
+            value = _value_segment(value_item, _value_capture(value_item), closing)
+            if value is None or value.close is None:
+                break
+            segments += (markers, value)
         else:
             segment = _loop(item) or _closing(item) or _calls(item) or _marker(item)
             if segment is None:
@@ -690,6 +820,33 @@ def _segments(items: list[Expr]) -> list[Any]:
             segments.append(segment)
         at += 1
     return segments
+
+
+def _value_segment(item: Any, valued: Any, after: Any) -> ValueSegment | None:
+    """The segment of a value item (`_value_capture` gave valued) and the item after it
+    (its closing tag, read with it where the value ends at it); None: not read."""
+    leaf, others = valued
+    if not _value_form(leaf):
+        return None
+    close = after.end if type(after) is TolerantClosing and after.end == leaf.end \
+        and all(_apart(other, after.end) for other in others) else None
+    return ValueSegment(leaf, close, _blocks(item))
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _marker_choice(item: Any) -> tuple[MarkersSegment, tuple[Expr, Expr]] | None:
+    """A choice of markers each then a value of one form (`_markers`): its segment, and the
+    value and closing items (the first alternative's); None: not such a choice."""
+    if type(item) is not Choice:
+        return None
+    marked = _markers((item,))
+    if marked is None:
+        return None
+    _, after, beginnings = marked
+    value_item, closing = (each for each in after if type(each) is not Eps)
+    markers = tuple(flat_items(alternative)[0].text  # type: ignore[attr-defined]
+                    for alternative in item.alternatives)
+    return MarkersSegment(markers, beginnings), (value_item, closing)
 
 
 def _opened(items: list[Expr]) -> list[Expr]:
@@ -800,10 +957,14 @@ def _loop(head: Any) -> LoopSegment | None:
     table = choice.dispatch.table
     branches = {}
     markers = {}
+    blocked = {}
     for lead, alternative in table.items():
         branch = _argument(alternative)
         if branch is not None:
             branches[lead] = branch
+            with_blocks = _argument_blocks(alternative)
+            if with_blocks is not None:
+                blocked[lead] = with_blocks
             marked = _markers(alternative.rest)  # type: ignore[attr-defined]
             if marked is not None:
                 markers[lead] = (alternative.pattern, marked[2])  # type: ignore[attr-defined]
@@ -826,7 +987,7 @@ def _loop(head: Any) -> LoopSegment | None:
         if parts is not None and "".join(part or "" for part in parts) != lead:
             whole_leads[lead] = (alternative.pattern, parts)  # type: ignore[attr-defined]
     return LoopSegment(choice.dispatch.pattern, branches, fragments, common, spaced,
-                       whole_leads, markers, _unnamed(choice.otherwise))
+                       whole_leads, markers, _unnamed(choice.otherwise), blocked)
 
 
 def _unnamed(otherwise: Expr) -> re.Pattern[str] | None:
@@ -941,6 +1102,29 @@ def _until_forms(item: Any, after: tuple[Expr, ...]
 
 
 @lru_cache(maxsize=BUILT_KEPT)
+def _argument_blocks(alternative: Expr) -> tuple[re.Pattern[str], tuple[tuple[str, str], ...],
+                                                 str] | None:
+    """An argument whose value is a choice with block alternatives (`_blocks`) then its
+    closing tag: the regex of its whitespace, whole lead and separator (groups 1-3, as
+    `_argument`'s), the blocks, the closing tag; None: not such an argument."""
+    branch = _argument(alternative)
+    if branch is None or branch[1] is None or _markers(alternative.rest) is not None:  # type: ignore[attr-defined]
+        return None
+    rest = [item for item in alternative.rest if type(item) is not Eps]  # type: ignore[attr-defined]
+    one = _separator(rest[0])
+    blocks = _blocks(rest[0] if one is None else rest[1])
+    if not blocks:
+        return None
+    close = rest[-1].end
+    if not all(_apart(opening, close) for opening, _ in blocks):
+        return None
+    lead = GROUP_NAME.sub("(?:", alternative.pattern.pattern)  # type: ignore[attr-defined]
+    head = re.compile(f"({SPACES})({lead})" + ("()" if one is None else
+                                                f"({re.escape(one)}?)"))
+    return head, blocks, close
+
+
+@lru_cache(maxsize=BUILT_KEPT)
 def _markers(rest: tuple[Expr, ...]) -> tuple[str, tuple[Expr, ...], frozenset[str]] | None:
     """An argument's value led by one of several markers after its lead (DeepSeek's
     `string="true">` or `"false">`): `space MARKER_1 VALUE CLOSE | space MARKER_2 ...`,
@@ -1011,6 +1195,33 @@ def _value_capture(item: Any) -> tuple[value_ends.ValueText, tuple[str, ...]] | 
                                         for prefix in prefixes):
         return None
     return leaf, prefixes
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _blocks(item: Any) -> tuple[tuple[str, str], ...]:
+    """A value choice's alternatives before its value, each as `_block` gives it; () where
+    any is spelled otherwise (the tree reads those texts)."""
+    if type(item) is not Choice:
+        return ()
+    blocks = tuple(_block(other) for other in item.alternatives[:-1])
+    return () if None in blocks else blocks  # type: ignore[return-value]
+
+
+def _block(alternative: Expr) -> tuple[str, str] | None:
+    """An alternative that is a block: an opening literal, a capture of the text up to one
+    marker (`Until`), that marker (`"<![CDATA[" until("]]>") "]]>"`); its opening and
+    marker (None: spelled otherwise)."""
+    items = [item for item in flat_items(alternative) if type(item) is not Eps]
+    if len(items) != 3:
+        return None
+    opening, body, end = items
+    if type(opening) is not Literal or type(end) is not Literal or not isinstance(
+            body, Capture) or type(body.item) is not Until:
+        return None
+    markers = body.item.markers
+    if markers != (end.text,) or not opening.text:
+        return None
+    return opening.text, end.text
 
 
 def _apart(prefix: str, close: str) -> bool:
