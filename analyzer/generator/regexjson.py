@@ -50,7 +50,6 @@ from analyzer.peg.expressions import (
     Optional,
     Repeat,
     Rule,
-    Scope,
     Sequence,
 )
 from analyzer.peg.notes import Noted
@@ -110,13 +109,7 @@ class JsonCallsSegment(regexrun.CallsSegment):
                     tuple([regs[group][0] == regs[group][1] for group in variables])
                     if variables else None)
             return ENDED
-        rest = text[after:]
-        if rest in self.fragments:
-            fixed.append(len(spans))
-            spans.append((after, n))
-            key += ("head begun", rest)
-            return ENDED
-        return OTHER
+        return self.head_begun(text, after, n, spans, key, fixed)
 
 
 def _build(point: Expr) -> regexrun.Shapes | None:
@@ -125,7 +118,7 @@ def _build(point: Expr) -> regexrun.Shapes | None:
     first item at once (a point without shapes is asked again at every run)."""
     if point in REFUSED:
         return None
-    if type(_first_item(point)) not in HEADS:
+    if type(regexrun.first_item(point)) not in HEADS:
         if len(REFUSED) >= regexrun.BUILT_KEPT:
             REFUSED.clear()
         REFUSED[point] = None
@@ -160,29 +153,13 @@ REFUSED: dict[Any, None] = {}
 RESUME_DEPENDENTS.append(REFUSED)
 
 
-def _first_item(point: Any) -> Any:
-    """The item a point runs first (its sequences and scopes opened)."""
-    while True:
-        kind = type(point)
-        if kind is Sequence:
-            point = point.items[0]
-        elif kind is Scope:
-            point = point.body
-        else:
-            return point
-
-
 @lru_cache(maxsize=regexrun.BUILT_KEPT)
 def json_calls(head: Any) -> JsonCallsSegment | None:
     """The loop of calls: `(space TOKEN? (CALL_1 | ... ) ...)*` or with the token required
     (`LedLoop`), the calls a `Dispatch` (by beginnings or not) whose alternatives' heads
     `head_pattern` reads; None: a loop spelled otherwise."""
-    if type(head) is LedLoop:
-        head = head.repeat
-    if type(head) is not Repeat or type(head.item) is not Sequence:
-        return None
-    items = head.item.items
-    if len(items) < 3 or type(items[0]) is not Space:
+    items = regexrun.loop_items(head)
+    if items is None:
         return None
     required = type(items[1]) is Token
     token: Any = items[1] if required else (
@@ -325,17 +302,8 @@ def _read(item: Any, source: list[str], kinds: list[int], looked: list[bool]) ->
 
 def _has_json_calls(start: Any) -> bool:
     """Whether the grammar holds a loop of calls this module reads."""
-    seen: set[int] = set()
-    todo = [start]
-    while todo:
-        expr = todo.pop()
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
-        if (type(expr) is LedLoop or type(expr) is Repeat) and json_calls(expr) is not None:
-            return True
-        todo.extend(expr.children())
-    return False
+    return regexrun.grammar_holds(start, lambda expr: (
+        type(expr) is LedLoop or type(expr) is Repeat) and json_calls(expr) is not None)
 
 
 SHAPE_BUILDERS.append(_build)

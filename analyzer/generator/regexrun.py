@@ -39,6 +39,7 @@ over (`expressions.keep_resume`) start these over too: a learned outcome holds t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -701,6 +702,12 @@ class CallsSegment:
                     if at < 0:
                         return at
                 return OTHER
+        return self.head_begun(text, after, n, spans, key, fixed)
+
+    def head_begun(self, text: str, after: int, n: int, spans: list[tuple[int, int]],
+                   key: list[Any], fixed: list[int]) -> int:
+        """Read what is left after the token when no whole head is there: a beginning of a
+        call's head (ENDED), or OTHER."""
         rest = text[after:]
         if rest in self.fragments:
             fixed.append(len(spans))
@@ -731,6 +738,18 @@ def flat_items(expr: Expr) -> list[Expr]:
     if type(expr) is Scope:
         return flat_items(expr.body)
     return [expr]
+
+
+def first_item(point: Any) -> Any:
+    """The item a point runs first (its sequences and scopes opened)."""
+    while True:
+        kind = type(point)
+        if kind is Sequence:
+            point = point.items[0]
+        elif kind is Scope:
+            point = point.body
+        else:
+            return point
 
 
 def _begins(point: Any) -> bool:
@@ -868,17 +887,26 @@ def _separator(item: Any) -> str | None:
     return one if one is not None and len(one) == 1 else None
 
 
-@lru_cache(maxsize=BUILT_KEPT)
-def _calls(head: Any) -> CallsSegment | None:
-    """The loop of calls: `(space TOKEN? (CALL_1 | ... | otherwise) ...)*`, each call
-    `ToolCapture(LeadRun(HEAD rest...))` in a rule; or with the token required (`LedLoop`:
-    the token before every call, as `<tool_call>`)."""
+def loop_items(head: Any) -> tuple[Expr, ...] | None:
+    """The items of a loop of calls (`(space ...)*`, or with a required token, `LedLoop`),
+    at least three, whitespace first; None: a loop spelled otherwise."""
     if type(head) is LedLoop:
         head = head.repeat
     if type(head) is not Repeat or type(head.item) is not Sequence:
         return None
     items = head.item.items
     if len(items) < 3 or type(items[0]) is not Space:
+        return None
+    return items
+
+
+@lru_cache(maxsize=BUILT_KEPT)
+def _calls(head: Any) -> CallsSegment | None:
+    """The loop of calls: `(space TOKEN? (CALL_1 | ... | otherwise) ...)*`, each call
+    `ToolCapture(LeadRun(HEAD rest...))` in a rule; or with the token required (`LedLoop`:
+    the token before every call, as `<tool_call>`)."""
+    items = loop_items(head)
+    if items is None:
         return None
     # Where the calls have no wrapper token, the grammar's whitespace around it is two
     # spaces in a row (the first reads all of it).
@@ -1274,6 +1302,12 @@ def _value(leaf: value_ends.ValueText) -> str | None:
 def _has_values(start: Any) -> bool:
     """Whether the grammar holds a value read as text (`ValueText` in a capture): only the
     points of such grammars have segments that decide (a JSON value has none)."""
+    return grammar_holds(start, lambda expr: type(expr) is Capture
+                         and type(expr.item) is value_ends.ValueText)
+
+
+def grammar_holds(start: Any, wanted: Callable[[Any], bool]) -> bool:
+    """Whether any expression of the grammar (each visited once) is wanted."""
     seen: set[int] = set()
     todo = [start]
     while todo:
@@ -1281,7 +1315,7 @@ def _has_values(start: Any) -> bool:
         if id(expr) in seen:
             continue
         seen.add(id(expr))
-        if type(expr) is Capture and type(expr.item) is value_ends.ValueText:
+        if wanted(expr):
             return True
         todo.extend(expr.children())
     return False

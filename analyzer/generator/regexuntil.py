@@ -23,7 +23,7 @@ from typing import Any
 from analyzer.generator import regexrun
 from analyzer.parsing.stream import SHAPE_BUILDERS
 from analyzer.peg.captures import Capture, UntilCapture
-from analyzer.peg.expressions import RESUME_DEPENDENTS, Expr, Scope, Sequence
+from analyzer.peg.expressions import RESUME_DEPENDENTS, Expr
 from analyzer.peg.scanning import RESCAN_LIMIT, Literal, Until, held_back
 
 
@@ -57,18 +57,6 @@ class UntilSegment:
         return regexrun.ENDED
 
 
-def _first_item(point: Any) -> Any:
-    """The item a point runs first (its sequences and scopes opened)."""
-    while True:
-        kind = type(point)
-        if kind is Sequence:
-            point = point.items[0]
-        elif kind is Scope:
-            point = point.body
-        else:
-            return point
-
-
 def _until_value(items: list[Any]) -> str | None:
     """The marker of a value read up to it and then read (None: other items)."""
     if len(items) < 2:
@@ -89,7 +77,7 @@ def _build(point: Expr) -> regexrun.Shapes | None:
     without shapes is asked again at every run)."""
     if point in REFUSED:
         return None
-    head = type(_first_item(point))
+    head = type(regexrun.first_item(point))
     items = regexrun._opened(regexrun.flat_items(point)) if head is Capture \
         or head is UntilCapture else []
     marker = _until_value(items)

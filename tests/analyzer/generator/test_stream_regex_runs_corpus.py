@@ -426,11 +426,25 @@ def test_argument_markup_split_by_chunks_is_decided_by_the_regexes(name: str,
     output = rendered.render_output(rendered.BY_NAME[name], "25k")
     text = output.tail + output.texts[0]
     chunks = [text[at:at + 16] for at in range(0, len(text), 16)]
-    for _ in range(2):  # the points' shapes built (BUILD_AFTER) and their keys learned
-        stream = StreamParser(output.parser)
-        for chunk in chunks:
-            stream.feed(chunk)
-        stream.finish()
+    tree_runs = third_pass_tree_runs(output.parser, [chunks], monkeypatch)
+    assert tree_runs < len(chunks) // 20, (tree_runs, len(chunks))
+
+
+def third_pass_tree_runs(parser: p.Parser, streams: list[list[str]],
+                         monkeypatch: pytest.MonkeyPatch) -> int:
+    """Stream every chunk list through parser three times (each from a fresh start, then
+    finished); return how often the third pass ran the tree (by then the points' shapes
+    are built, BUILD_AFTER, and their keys learned)."""
+
+    def one_pass() -> None:
+        for chunks in streams:
+            stream = StreamParser(parser)
+            for chunk in chunks:
+                stream.feed(chunk)
+            stream.finish()
+
+    for _ in range(2):
+        one_pass()
     tree_runs: list[None] = []
     rerun = MatchState.rerun
 
@@ -439,10 +453,8 @@ def test_argument_markup_split_by_chunks_is_decided_by_the_regexes(name: str,
         return rerun(self, *args)
 
     monkeypatch.setattr(MatchState, "rerun", counted)
-    stream = StreamParser(output.parser)
-    for chunk in chunks:
-        stream.feed(chunk)
-    assert len(tree_runs) < len(chunks) // 20, (len(tree_runs), len(chunks))
+    one_pass()
+    return len(tree_runs)
 
 
 def test_only_partial_runs_with_an_empty_memo_take_a_regex() -> None:
@@ -637,23 +649,5 @@ def test_blocks_and_marker_choices_in_server_chunks_are_decided_by_the_regexes(
     output = rendered.render_output(rendered.BY_NAME[name], "25k")
     streams = [[output.tail] + chunked(text, 16, output.special_tokens)
                for text in output.texts]
-
-    def one_pass() -> None:
-        for chunks in streams:
-            stream = StreamParser(output.parser)
-            for chunk in chunks:
-                stream.feed(chunk)
-            stream.finish()
-
-    for _ in range(2):  # the points' shapes built (BUILD_AFTER) and their keys learned
-        one_pass()
-    tree_runs: list[None] = []
-    rerun = MatchState.rerun
-
-    def counted(self: MatchState, *args: Any) -> int:
-        tree_runs.append(None)
-        return rerun(self, *args)
-
-    monkeypatch.setattr(MatchState, "rerun", counted)
-    one_pass()
-    assert len(tree_runs) <= before * 2 // 3, len(tree_runs)
+    tree_runs = third_pass_tree_runs(output.parser, streams, monkeypatch)
+    assert tree_runs <= before * 2 // 3, tree_runs
