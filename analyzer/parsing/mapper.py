@@ -168,16 +168,12 @@ class MessageBuilder:
     def message(self) -> Message:
         """Return the message built so far."""
         # One piece of arguments per call is the usual case (a JSON body, a closed call): read
-        # as joined() would leave it, one frame less per call; each call built from its draft
-        # as ToolCall.of builds it, in this frame (no list of fields made first).
-        new, calls = object.__new__, []
-        for call in self.calls:
-            args = call.args
-            made = new(ToolCall)
-            made.__dict__.update(name=call.name or "", id=call.id,
-                                 arguments=args[0] if len(args) == 1 else joined(args))
-            calls.append(made)
-        return Message.of(joined(self.content), joined(self.reasoning), tuple(calls))
+        # as joined() would leave it, one frame less per call; the calls built in one frame.
+        calls = ToolCall.all_of([
+            (call.name or "", call.args[0] if len(call.args) == 1 else joined(call.args), call.id)
+            for call in self.calls
+        ])
+        return Message.of(joined(self.content), joined(self.reasoning), calls)
 
     def text_sink(self, role: Role, flags: int, info: Any) -> TextSink | None:
         """For a stream stretching one capture over text after text: a function that adds the
